@@ -1,0 +1,143 @@
+//! Provenance and content hashes (xxh3-128, hex).
+//!
+//! Fields are length-prefixed so that no two different rows can serialize to the same bytes.
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::Instance;
+
+/// Feeds length-prefixed fields to xxh3-128.
+pub struct FieldHasher(Xxh3);
+
+impl Default for FieldHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FieldHasher {
+    /// A fresh hasher.
+    pub fn new() -> Self {
+        FieldHasher(Xxh3::new())
+    }
+    /// Add a byte string.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.0.update(&(b.len() as u64).to_le_bytes());
+        self.0.update(b);
+        self
+    }
+    /// Add a string.
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes())
+    }
+    /// Add an integer.
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.bytes(&v.to_le_bytes())
+    }
+    /// Add an optional float (bit pattern; `None` differs from every value).
+    pub fn opt_f64(&mut self, v: Option<f64>) -> &mut Self {
+        match v {
+            Some(x) => self.bytes(&x.to_bits().to_le_bytes()),
+            None => self.bytes(b""),
+        }
+    }
+    /// Add a list of strings.
+    pub fn strs(&mut self, items: &[String]) -> &mut Self {
+        self.u64(items.len() as u64);
+        for s in items {
+            self.str(s);
+        }
+        self
+    }
+    /// The 128-bit digest as 32 hex digits.
+    pub fn hex(&self) -> String {
+        format!("{:032x}", self.0.digest128())
+    }
+}
+
+/// Everything that determines a row, hashed: the row's identity.
+#[allow(clippy::too_many_arguments)]
+pub fn provenance_hash(
+    task: &str,
+    variant: &str,
+    params: &str,
+    seed: u64,
+    length: u64,
+    depth: Option<f64>,
+    sample: u64,
+    template_hash: &str,
+    haystack_id: &str,
+    tokenizer_id: &str,
+    reserve: u64,
+) -> String {
+    let mut h = FieldHasher::new();
+    h.str("needlework-provenance")
+        .u64(crate::FORMAT_VERSION as u64)
+        .str(task)
+        .str(variant)
+        .str(params)
+        .u64(seed)
+        .u64(length)
+        .opt_f64(depth)
+        .u64(sample)
+        .str(template_hash)
+        .str(haystack_id)
+        .str(tokenizer_id)
+        .u64(reserve);
+    h.hex()
+}
+
+/// A hash of the row's content: what `gen verify` compares.
+pub fn content_hash(i: &Instance) -> String {
+    let mut h = FieldHasher::new();
+    h.str("needlework-content")
+        .str(&i.task)
+        .str(&i.variant)
+        .str(&i.input)
+        .str(&i.question)
+        .str(&i.answer_prefix)
+        .str(&i.target)
+        .strs(&i.answers)
+        .strs(&i.labels)
+        .str(i.metric.as_str())
+        .u64(i.max_new_tokens as u64)
+        .u64(i.target_length)
+        .u64(i.length)
+        .str(&i.tokenizer)
+        .opt_f64(i.depth_percent)
+        .u64(i.needle_offsets.len() as u64);
+    for &o in &i.needle_offsets {
+        h.u64(o);
+    }
+    h.u64(i.needle_depths.len() as u64);
+    for &d in &i.needle_depths {
+        h.opt_f64(Some(d));
+    }
+    h.u64(i.sample_index).str(&i.params);
+    h.hex()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_prefixing_separates_fields() {
+        let a = FieldHasher::new().str("ab").str("c").hex();
+        let b = FieldHasher::new().str("a").str("bc").hex();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert_ne!(
+            FieldHasher::new().opt_f64(None).hex(),
+            FieldHasher::new().opt_f64(Some(0.0)).hex()
+        );
+    }
+
+    #[test]
+    fn golden_provenance() {
+        let h = provenance_hash("niah", "single", "{}", 7, 32768, Some(50.0), 0, "t", "h", "o200k_base", 128);
+        assert_eq!(h, GOLDEN);
+    }
+
+    const GOLDEN: &str = "69a81ddc13d53c07b652dba466388941";
+}

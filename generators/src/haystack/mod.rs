@@ -1,0 +1,356 @@
+//! Haystacks: the filler text needles hide in.
+//!
+//! A haystack is consumed as a stream of *units* (sentences), each carrying its leading
+//! separator and its token count, so the length fitter can fill a budget by prefix sums and
+//! insert needles only at unit boundaries. Work that does not depend on the instance (parsing the
+//! grammar, splitting and counting a corpus) happens once per run in [`Haystack::prepare`].
+
+pub mod prose;
+pub mod sentences;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::rng::Rng;
+use crate::tokenizer::{Tokenizer, TokenizerError};
+use crate::GenError;
+use prose::{Prose, ProseState};
+
+/// Separator between a sentence and the one before it.
+pub const SPACE: &str = " ";
+/// Separator before the first sentence of a paragraph.
+pub const PARAGRAPH: &str = "\n\n";
+
+const NOISE: &str = include_str!("../../../haystacks/noise.txt");
+
+/// One sentence with its leading separator, as it will appear in the context.
+#[derive(Debug, Clone)]
+pub struct Unit<'a> {
+    /// Separator followed by the sentence.
+    pub text: Cow<'a, str>,
+    /// Bytes of `text` taken by the separator (dropped when the unit opens the context).
+    pub sep_len: usize,
+    /// Tokens of `text`, counted once.
+    pub tokens: usize,
+}
+
+impl<'a> Unit<'a> {
+    /// A unit from a separator and a sentence, counted with `tok`.
+    pub fn counted(sep: &str, sentence: &str, tok: &Tokenizer) -> Result<Unit<'a>, TokenizerError> {
+        let text = format!("{sep}{sentence}");
+        let tokens = tok.count(&text)?;
+        Ok(Unit {
+            text: Cow::Owned(text),
+            sep_len: sep.len(),
+            tokens,
+        })
+    }
+}
+
+/// Which haystack a run uses, before preparation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HaystackKind {
+    /// Our generated essay prose.
+    Generated,
+    /// A few plain sentences repeated.
+    Noise,
+    /// Distractor needles made by the task.
+    Needles,
+    /// A user corpus (documents already read by the caller).
+    Corpus,
+}
+
+/// Sentences of a user corpus, split once, with document boundaries.
+#[derive(Debug)]
+pub struct Corpus {
+    /// (separator, sentence) in corpus order; a paragraph or document start has [`PARAGRAPH`].
+    sentences: Vec<(&'static str, String)>,
+    /// Index of the first sentence of each document.
+    doc_starts: Vec<usize>,
+    /// xxh3-128 over every document's bytes, in order: the corpus identity in provenance.
+    pub content_hash: String,
+    /// What the user named (a path, with `:field` if any).
+    pub name: String,
+}
+
+impl Corpus {
+    /// Split documents into sentences. Errors if nothing usable is left.
+    pub fn from_documents(name: &str, documents: &[String]) -> Result<Corpus, GenError> {
+        let mut hash_input = Vec::new();
+        let mut sentences = Vec::new();
+        let mut doc_starts = Vec::new();
+        for doc in documents {
+            hash_input.extend_from_slice(&(doc.len() as u64).to_le_bytes());
+            hash_input.extend_from_slice(doc.as_bytes());
+            let paragraphs = sentences::split_document(doc);
+            if paragraphs.is_empty() {
+                continue;
+            }
+            doc_starts.push(sentences.len());
+            for para in paragraphs {
+                for (i, s) in para.into_iter().enumerate() {
+                    sentences.push((if i == 0 { PARAGRAPH } else { SPACE }, s));
+                }
+            }
+        }
+        if sentences.is_empty() {
+            return Err(GenError::BadCorpus(format!(
+                "corpus '{name}' is empty: it has no text"
+            )));
+        }
+        if sentences.len() < 2 {
+            return Err(GenError::BadCorpus(format!(
+                "corpus '{name}' has no sentence boundaries: needles need at least two sentences (end them with . ! ? or a blank line)"
+            )));
+        }
+        let content_hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&hash_input));
+        Ok(Corpus {
+            sentences,
+            doc_starts,
+            content_hash,
+            name: name.to_string(),
+        })
+    }
+
+    /// Number of sentences.
+    pub fn len(&self) -> usize {
+        self.sentences.len()
+    }
+
+    /// Whether the corpus has no sentences (never true once built).
+    pub fn is_empty(&self) -> bool {
+        self.sentences.is_empty()
+    }
+}
+
+/// A corpus (user or noise) with every sentence counted once under the run's tokenizer.
+#[derive(Debug)]
+pub struct CountedCorpus {
+    corpus: Arc<Corpus>,
+    tokens: Vec<u32>,
+}
+
+impl CountedCorpus {
+    fn count(corpus: Arc<Corpus>, tok: &Tokenizer) -> Result<Self, GenError> {
+        let mut tokens = Vec::with_capacity(corpus.sentences.len());
+        let mut buf = String::new();
+        for (sep, s) in &corpus.sentences {
+            buf.clear();
+            buf.push_str(sep);
+            buf.push_str(s);
+            tokens.push(tok.count(&buf)? as u32);
+        }
+        Ok(CountedCorpus { corpus, tokens })
+    }
+
+    fn unit(&self, i: usize) -> Unit<'_> {
+        let (sep, s) = &self.corpus.sentences[i];
+        Unit {
+            text: Cow::Owned(format!("{sep}{s}")),
+            sep_len: sep.len(),
+            tokens: self.tokens[i] as usize,
+        }
+    }
+}
+
+/// A haystack ready for a run: everything instance-independent done.
+#[derive(Debug)]
+pub enum Haystack {
+    /// Generated prose.
+    Generated(Arc<Prose>),
+    /// Repeated plain sentences, counted once.
+    Noise(CountedCorpus),
+    /// Distractor needles, produced by the task per instance.
+    Needles,
+    /// A user corpus, counted once.
+    Corpus(CountedCorpus),
+}
+
+impl Haystack {
+    /// Prepare a haystack for `tok`. `corpus` is required for [`HaystackKind::Corpus`].
+    pub fn prepare(
+        kind: HaystackKind,
+        corpus: Option<Arc<Corpus>>,
+        tok: &Tokenizer,
+    ) -> Result<Haystack, GenError> {
+        Ok(match kind {
+            HaystackKind::Generated => {
+                Haystack::Generated(Arc::new(Prose::builtin().map_err(GenError::Internal)?))
+            }
+            HaystackKind::Noise => Haystack::Noise(CountedCorpus::count(noise_corpus(), tok)?),
+            HaystackKind::Needles => Haystack::Needles,
+            HaystackKind::Corpus => {
+                let corpus = corpus.ok_or_else(|| {
+                    GenError::Internal("corpus haystack prepared without a corpus".into())
+                })?;
+                Haystack::Corpus(CountedCorpus::count(corpus, tok)?)
+            }
+        })
+    }
+
+    /// Identity for provenance: the kind and the content hash of what it is made of.
+    pub fn id(&self) -> String {
+        match self {
+            Haystack::Generated(p) => format!("generated:{}", p.content_hash),
+            Haystack::Noise(c) => format!("noise:{}", c.corpus.content_hash),
+            Haystack::Needles => "needles".to_string(),
+            Haystack::Corpus(c) => format!("corpus:{}", c.corpus.content_hash),
+        }
+    }
+
+    /// The unit stream of one instance, drawing from `rng` (the instance's haystack stream).
+    /// `distractor` makes one distractor needle; it is used only by [`Haystack::Needles`].
+    pub fn stream<'a>(
+        &'a self,
+        tok: &'a Tokenizer,
+        rng: Rng,
+        distractor: Option<Box<dyn FnMut(&mut Rng) -> String + 'a>>,
+    ) -> Result<UnitStream<'a>, GenError> {
+        let source = match self {
+            Haystack::Generated(prose) => Source::Prose {
+                prose,
+                state: ProseState::default(),
+            },
+            Haystack::Noise(c) => Source::Cyclic {
+                corpus: c,
+                next: 0,
+            },
+            Haystack::Corpus(c) => Source::Cyclic {
+                corpus: c,
+                next: usize::MAX,
+            },
+            Haystack::Needles => Source::Distractors {
+                make: distractor.ok_or_else(|| {
+                    GenError::Internal("needles haystack without a distractor maker".into())
+                })?,
+                noise: CountedCorpus::count(noise_corpus(), tok)?,
+                noise_next: 0,
+            },
+        };
+        Ok(UnitStream {
+            source,
+            rng,
+            tok,
+            first: true,
+        })
+    }
+}
+
+fn noise_corpus() -> Arc<Corpus> {
+    let docs = [NOISE.lines().collect::<Vec<_>>().join(" ")];
+    // The shipped noise text always has several sentences.
+    Arc::new(Corpus::from_documents("noise", &docs).unwrap_or_else(|_| Corpus {
+        sentences: vec![(SPACE, "Nothing happens.".into()), (SPACE, "Time goes by.".into())],
+        doc_starts: vec![0],
+        content_hash: String::new(),
+        name: "noise".into(),
+    }))
+}
+
+enum Source<'a> {
+    Prose {
+        prose: &'a Prose,
+        state: ProseState,
+    },
+    Cyclic {
+        corpus: &'a CountedCorpus,
+        next: usize,
+    },
+    Distractors {
+        make: Box<dyn FnMut(&mut Rng) -> String + 'a>,
+        noise: CountedCorpus,
+        noise_next: usize,
+    },
+}
+
+/// The units of one instance's haystack, in reading order.
+pub struct UnitStream<'a> {
+    source: Source<'a>,
+    rng: Rng,
+    tok: &'a Tokenizer,
+    first: bool,
+}
+
+impl<'a> UnitStream<'a> {
+    /// The next unit in reading order.
+    pub fn next_unit(&mut self) -> Result<Unit<'a>, GenError> {
+        let first = std::mem::replace(&mut self.first, false);
+        match &mut self.source {
+            Source::Prose { prose, state } => {
+                let (sentence, new_par) = prose.next_sentence(state, &mut self.rng);
+                let sep = if new_par && !first { PARAGRAPH } else { SPACE };
+                Ok(Unit::counted(sep, &sentence, self.tok)?)
+            }
+            Source::Cyclic { corpus, next } => {
+                if *next == usize::MAX {
+                    // Start at a random sentence of a random document.
+                    let c = &corpus.corpus;
+                    let d = self.rng.index(c.doc_starts.len());
+                    let start = c.doc_starts[d];
+                    let end = c.doc_starts.get(d + 1).copied().unwrap_or(c.len());
+                    *next = start + self.rng.index(end - start);
+                }
+                let i = *next % corpus.tokens.len();
+                *next = i + 1;
+                Ok(corpus.unit(i))
+            }
+            Source::Distractors { make, .. } => {
+                let sentence = make(&mut self.rng);
+                Ok(Unit::counted(SPACE, &sentence, self.tok)?)
+            }
+        }
+    }
+
+    /// Text used to top up the last few tokens with a partial sentence. For distractor
+    /// haystacks this comes from the noise text, so no distractor is ever cut in half.
+    pub fn tail_unit(&mut self) -> Result<Option<Unit<'a>>, GenError> {
+        match &mut self.source {
+            Source::Distractors {
+                noise, noise_next, ..
+            } => {
+                let i = *noise_next % noise.tokens.len();
+                *noise_next += 1;
+                let u = noise.unit(i);
+                Ok(Some(Unit {
+                    text: Cow::Owned(u.text.into_owned()),
+                    sep_len: u.sep_len,
+                    tokens: u.tokens,
+                }))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Stream;
+
+    #[test]
+    fn corpus_errors_are_clear() {
+        let e = Corpus::from_documents("empty.txt", &["   \n".into()]).unwrap_err();
+        assert!(e.to_string().contains("empty.txt") && e.to_string().contains("empty"));
+        let e = Corpus::from_documents("one.txt", &["no boundary at all".into()]).unwrap_err();
+        assert!(e.to_string().contains("no sentence boundaries"), "{e}");
+    }
+
+    #[test]
+    fn corpus_stream_wraps_and_keeps_text() {
+        let docs = vec!["Alpha one. Alpha two.".to_string(), "Beta one! Beta two?".to_string()];
+        let corpus = Arc::new(Corpus::from_documents("t", &docs).unwrap());
+        let tok = Tokenizer::Words;
+        let hay = Haystack::prepare(HaystackKind::Corpus, Some(corpus), &tok).unwrap();
+        let mut stream = hay
+            .stream(&tok, Rng::from_seed_u64(5, Stream::Haystack), None)
+            .unwrap();
+        let units: Vec<String> = (0..8)
+            .map(|_| stream.next_unit().unwrap().text.into_owned())
+            .collect();
+        let joined = units.concat();
+        for s in ["Alpha one.", "Alpha two.", "Beta one!", "Beta two?"] {
+            assert!(joined.contains(s), "{joined}");
+        }
+        assert_eq!(units[0..4], units[4..8], "wraps around the corpus");
+    }
+}

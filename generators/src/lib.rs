@@ -1,0 +1,221 @@
+//! The deterministic core of needlework.
+//!
+//! Seed and parameters in, instance out: no I/O beyond the inputs handed in, no clocks, no
+//! shared random state. The `gen` binary is a thin shell around this crate (CLI, Parquet,
+//! manifest, verification). A task is one module implementing [`Task`], plus its template.
+
+pub mod fit;
+pub mod hash;
+pub mod haystack;
+pub mod rng;
+pub mod spec;
+pub mod tasks;
+pub mod template;
+pub mod templates;
+pub mod tokenizer;
+
+use std::collections::BTreeMap;
+
+use thiserror::Error;
+
+pub use haystack::{Corpus, Haystack, HaystackKind};
+pub use template::{Frame, Template, TemplateError};
+pub use tokenizer::{Tokenizer, TokenizerError};
+
+/// Bumped whenever generated content changes for the same inputs; part of every provenance
+/// hash, so old datasets verify as "made by another format" rather than silently differing.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Everything that can go wrong while generating.
+#[derive(Debug, Error)]
+pub enum GenError {
+    /// Tokenizer failure.
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+    /// Template failure.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// The budget cannot hold the task's fixed text.
+    #[error("a budget of {budget} tokens is too small: this instance needs at least {needed}")]
+    TooShort {
+        /// Tokens available for the prompt (target length minus reserve).
+        budget: usize,
+        /// Tokens the fixed text needs.
+        needed: usize,
+    },
+    /// A user corpus that cannot serve as a haystack.
+    #[error("{0}")]
+    BadCorpus(String),
+    /// Parameters that do not make sense together.
+    #[error("{0}")]
+    BadParams(String),
+    /// A bug: an invariant of this crate was broken.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// How a harness should score a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Every string in `answers` must appear in the output.
+    All,
+    /// At least one must appear.
+    Any,
+    /// The output equals `target` after trimming.
+    Exact,
+    /// The same set of items.
+    Set,
+    /// Exactly one label of `labels`.
+    Label,
+}
+
+impl Metric {
+    /// The name stored in the `metric` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::All => "all",
+            Metric::Any => "any",
+            Metric::Exact => "exact",
+            Metric::Set => "set",
+            Metric::Label => "label",
+        }
+    }
+}
+
+/// One generated instance: the content columns of a row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Instance {
+    /// Task name, e.g. `niah`.
+    pub task: String,
+    /// Variant, e.g. `single`.
+    pub variant: String,
+    /// The complete prompt.
+    pub input: String,
+    /// The question alone.
+    pub question: String,
+    /// Completion prefix for base models.
+    pub answer_prefix: String,
+    /// Canonical answer text.
+    pub target: String,
+    /// Every gold item.
+    pub answers: Vec<String>,
+    /// Closed label set for [`Metric::Label`].
+    pub labels: Vec<String>,
+    /// How to score.
+    pub metric: Metric,
+    /// Tokens a harness should let the model generate.
+    pub max_new_tokens: u32,
+    /// Requested length.
+    pub target_length: u64,
+    /// Measured tokens of `input`.
+    pub length: u64,
+    /// Tokenizer id.
+    pub tokenizer: String,
+    /// Requested depth, when the task has a haystack.
+    pub depth_percent: Option<f64>,
+    /// Token offset of each needle in `input`.
+    pub needle_offsets: Vec<u64>,
+    /// Actual depth of each needle in percent.
+    pub needle_depths: Vec<f64>,
+    /// Index within its (length, depth) cell.
+    pub sample_index: u64,
+    /// Task parameters and per-instance facts, canonical JSON.
+    pub params: String,
+}
+
+/// Coordinates of one instance within a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cell {
+    /// Requested length in tokens.
+    pub length: u64,
+    /// Requested depth in percent (None for tasks without a haystack).
+    pub depth: Option<f64>,
+    /// Sample index within the (length, depth) cell.
+    pub sample: u64,
+}
+
+/// Run-wide inputs shared by every instance: prepared once, read by all threads.
+pub struct Run {
+    /// The user's tokenizer.
+    pub tokenizer: Tokenizer,
+    /// The prepared haystack.
+    pub haystack: Haystack,
+    /// The compiled template.
+    pub template: Template,
+    /// Master seed.
+    pub seed: u64,
+    /// Tokens kept free for the answer.
+    pub reserve: u64,
+}
+
+/// A benchmark task: parameters in, instances out.
+pub trait Task: Send + Sync {
+    /// Task name (`niah`).
+    fn name(&self) -> &'static str;
+    /// Variant name; the dataset config is `<name>_<variant>`.
+    fn variant(&self) -> String;
+    /// Canonical parameters that shape content (part of random streams and provenance).
+    fn params(&self) -> serde_json::Value;
+    /// Whether the task places content in a haystack (and so accepts depths).
+    fn uses_haystack(&self) -> bool;
+    /// Default answer budget, also the default reserve.
+    fn max_new_tokens(&self) -> u32;
+    /// Example values of the template variables the task provides (besides `context`), used to
+    /// check a template before any instance is generated.
+    fn example_vars(&self) -> BTreeMap<&'static str, String>;
+    /// The smallest target length that can hold this task's fixed text under `run`.
+    fn minimum_length(&self, run: &Run) -> Result<u64, GenError>;
+    /// Generate the instance at `cell`.
+    fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError>;
+}
+
+/// Serialize a JSON value with object keys sorted at every level, so equal values always give
+/// equal bytes whatever map type built them.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    fn write(v: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&map[k], out);
+                }
+                out.push('}');
+            }
+            serde_json::Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level() {
+        let v = serde_json::json!({"b": 1, "a": {"y": [1, {"d": 2, "c": 3}], "x": "s"}});
+        assert_eq!(
+            canonical_json(&v),
+            r#"{"a":{"x":"s","y":[1,{"c":3,"d":2}]},"b":1}"#
+        );
+    }
+}

@@ -1,0 +1,535 @@
+//! `niah`: needle in a haystack, following the structure of RULER's NIAH configurations.
+//!
+//! K keys each get V values, one needle sentence per (key, value); Q keys are asked. The
+//! haystack can be our prose, noise, a user corpus, or distractor needles. The `none` variant
+//! asks about a key that is not in the text.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::json;
+
+use crate::fit::{fit, NeedleSpec};
+use crate::haystack::Haystack;
+use crate::rng::{Coordinates, Rng, Stream};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+
+const KEY_ADJECTIVES: &str = include_str!("../../../haystacks/vocab/key_adjectives.txt");
+const KEY_NOUNS: &str = include_str!("../../../haystacks/vocab/key_nouns.txt");
+
+/// RULER's answer budget for NIAH.
+pub const MAX_NEW_TOKENS: u32 = 128;
+
+/// What keys or values are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemType {
+    /// Adjective-noun pairs from our own lists, e.g. `cobalt-heron`.
+    Words,
+    /// 7-digit numbers.
+    Numbers,
+    /// Version-4 UUIDs.
+    Uuids,
+}
+
+impl ItemType {
+    /// Parse `words|numbers|uuids`.
+    pub fn parse(s: &str, option: &str) -> Result<Self, GenError> {
+        match s {
+            "words" => Ok(ItemType::Words),
+            "numbers" => Ok(ItemType::Numbers),
+            "uuids" => Ok(ItemType::Uuids),
+            _ => Err(GenError::BadParams(format!(
+                "invalid {option} '{s}': expected words, numbers or uuids"
+            ))),
+        }
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            ItemType::Words => "words",
+            ItemType::Numbers => "numbers",
+            ItemType::Uuids => "uuids",
+        }
+    }
+}
+
+/// Where needles after the first go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// Uniformly random distinct depths.
+    Random,
+    /// Evenly spaced through the depth range left after the first.
+    Even,
+}
+
+/// Named variants: (name, keys, values, queries, absent).
+pub const VARIANTS: &[(&str, u32, u32, u32, bool)] = &[
+    ("single", 1, 1, 1, false),
+    ("multikey", 4, 1, 1, false),
+    ("multivalue", 1, 4, 1, false),
+    ("multiquery", 4, 1, 4, false),
+    ("none", 1, 1, 1, true),
+];
+
+/// Validated NIAH parameters.
+#[derive(Debug, Clone)]
+pub struct Niah {
+    /// Keys inserted.
+    pub keys: u32,
+    /// Values per key.
+    pub values: u32,
+    /// Keys asked about.
+    pub queries: u32,
+    /// Key type.
+    pub key_type: ItemType,
+    /// Value type.
+    pub value_type: ItemType,
+    /// Ask about a key that is not in the text.
+    pub absent: bool,
+    /// Placement of needles after the first.
+    pub spread: Spread,
+    vocab: Vocab,
+}
+
+#[derive(Debug, Clone)]
+struct Vocab {
+    adjectives: Vec<&'static str>,
+    nouns: Vec<&'static str>,
+}
+
+impl Niah {
+    /// Check and build. `variant` fills defaults; explicit options override them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        variant: &str,
+        keys: Option<u32>,
+        values: Option<u32>,
+        queries: Option<u32>,
+        key_type: ItemType,
+        value_type: ItemType,
+        absent: Option<bool>,
+        spread: Spread,
+    ) -> Result<Self, GenError> {
+        let &(_, k, v, q, a) = VARIANTS.iter().find(|x| x.0 == variant).ok_or_else(|| {
+            GenError::BadParams(format!(
+                "invalid --variant '{variant}': expected one of {}",
+                VARIANTS.iter().map(|v| v.0).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        let keys = keys.unwrap_or(k);
+        let values = values.unwrap_or(v);
+        let queries = queries.unwrap_or(q.min(keys));
+        let absent = absent.unwrap_or(a);
+        if keys == 0 || keys > 1000 {
+            return Err(GenError::BadParams(format!(
+                "invalid --keys {keys}: expected 1 to 1000"
+            )));
+        }
+        if values == 0 || values > 100 {
+            return Err(GenError::BadParams(format!(
+                "invalid --values {values}: expected 1 to 100"
+            )));
+        }
+        if queries == 0 || queries > keys {
+            return Err(GenError::BadParams(format!(
+                "invalid --queries {queries}: expected 1 to --keys ({keys})"
+            )));
+        }
+        if absent && (queries != 1) {
+            return Err(GenError::BadParams(
+                "the none variant (--absent) asks about exactly one key: use --queries 1".into(),
+            ));
+        }
+        let words = |s: &'static str| -> Vec<&'static str> {
+            s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+        };
+        Ok(Niah {
+            keys,
+            values,
+            queries,
+            key_type,
+            value_type,
+            absent,
+            spread,
+            vocab: Vocab {
+                adjectives: words(KEY_ADJECTIVES),
+                nouns: words(KEY_NOUNS),
+            },
+        })
+    }
+
+    fn item(&self, kind: ItemType, rng: &mut Rng) -> String {
+        match kind {
+            ItemType::Numbers => rng.range_inclusive(1_000_000, 9_999_999).to_string(),
+            ItemType::Words => format!(
+                "{}-{}",
+                rng.choose(&self.vocab.adjectives),
+                rng.choose(&self.vocab.nouns)
+            ),
+            ItemType::Uuids => {
+                let hi = rng.next_u64();
+                let lo = rng.next_u64();
+                let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+                let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+                format!(
+                    "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                    hi >> 32,
+                    (hi >> 16) & 0xffff,
+                    hi & 0xffff,
+                    lo >> 48,
+                    lo & 0xffff_ffff_ffff
+                )
+            }
+        }
+    }
+
+    /// A fresh item not yet in `used` (which it joins).
+    fn fresh(&self, kind: ItemType, rng: &mut Rng, used: &mut BTreeSet<String>) -> String {
+        loop {
+            let s = self.item(kind, rng);
+            if used.insert(s.clone()) {
+                return s;
+            }
+        }
+    }
+
+    fn needle_sentence(key: &str, value: &str) -> String {
+        format!("One of the access codes assigned to {key} is {value}.")
+    }
+
+    fn question(&self, asked: &[String]) -> (String, String) {
+        let multi_values = self.values > 1;
+        let (q, prefix) = match asked {
+            [k] if multi_values => (
+                format!("What are all of the access codes assigned to {k}?"),
+                format!("The access codes assigned to {k} are"),
+            ),
+            [k] => (
+                format!("What is the access code assigned to {k}?"),
+                format!("The access code assigned to {k} is"),
+            ),
+            many => {
+                let (last, rest) = many.split_last().unwrap_or((&many[0], &[]));
+                let list = format!("{} and {last}", rest.join(", "));
+                (
+                    format!("What are the access codes assigned to {list}?"),
+                    format!("The access codes assigned to {list} are"),
+                )
+            }
+        };
+        (
+            format!("{q} If the document gives no code for it, answer none."),
+            prefix,
+        )
+    }
+
+    fn content_params(&self) -> serde_json::Value {
+        json!({
+            "keys": self.keys,
+            "values": self.values,
+            "queries": self.queries,
+            "key_type": self.key_type.as_str(),
+            "value_type": self.value_type.as_str(),
+            "absent": self.absent,
+            "spread": match self.spread { Spread::Random => "random", Spread::Even => "even" },
+        })
+    }
+
+    /// Depths for every needle: the first at `depth`, the rest random or evenly spread.
+    fn depths(&self, depth: f64, count: usize, rng: &mut Rng) -> Vec<f64> {
+        let mut out = vec![depth];
+        if count <= 1 {
+            return out;
+        }
+        match self.spread {
+            Spread::Random => {
+                // Distinct depths on a 0.1 % grid, avoiding the first.
+                let first = (depth * 10.0).round() as usize;
+                let mut grid: Vec<usize> = rng
+                    .sample_indices(1000, count)
+                    .into_iter()
+                    .map(|g| if g >= first { g + 1 } else { g })
+                    .collect();
+                grid.truncate(count - 1);
+                out.extend(grid.into_iter().map(|g| g as f64 / 10.0));
+            }
+            Spread::Even => {
+                // Through whichever side of the first needle has more room.
+                let (lo, hi) = if 100.0 - depth >= depth { (depth, 100.0) } else { (depth, 0.0) };
+                let m = count as f64;
+                out.extend((1..count).map(|i| lo + (hi - lo) * i as f64 / m));
+            }
+        }
+        out
+    }
+
+    /// Content of one instance: needles in record order, asked keys, gold values.
+    fn content(&self, cell: &Cell, seed: u64) -> Content {
+        let params = canonical_json(&self.content_params());
+        let coords = Coordinates {
+            task: "niah",
+            params: &params,
+            seed,
+            length: cell.length,
+            depth: cell.depth,
+            sample: cell.sample,
+        };
+        let mut rng = coords.rng(Stream::Content);
+        let mut used = BTreeSet::new();
+        let keys: Vec<String> = (0..self.keys)
+            .map(|_| self.fresh(self.key_type, &mut rng, &mut used))
+            .collect();
+        let values: Vec<Vec<String>> = keys
+            .iter()
+            .map(|_| {
+                (0..self.values)
+                    .map(|_| self.fresh(self.value_type, &mut rng, &mut used))
+                    .collect()
+            })
+            .collect();
+        let asked: Vec<String> = if self.absent {
+            vec![self.fresh(self.key_type, &mut rng, &mut used)]
+        } else {
+            keys[..self.queries as usize].to_vec()
+        };
+        // Needles in record order: the asked keys' values first, the first asked needle first.
+        let mut needles = Vec::new();
+        for (k, vals) in keys.iter().zip(&values) {
+            for v in vals {
+                needles.push((k.clone(), v.clone()));
+            }
+        }
+        let mut placement = coords.rng(Stream::Placement);
+        let depths = self.depths(cell.depth.unwrap_or(50.0), needles.len(), &mut placement);
+        Content {
+            keys,
+            values,
+            asked,
+            needles,
+            depths,
+            used,
+            coords_key: coords.key(),
+        }
+    }
+}
+
+struct Content {
+    keys: Vec<String>,
+    values: Vec<Vec<String>>,
+    asked: Vec<String>,
+    needles: Vec<(String, String)>,
+    depths: Vec<f64>,
+    used: BTreeSet<String>,
+    coords_key: [u8; 32],
+}
+
+impl Task for Niah {
+    fn name(&self) -> &'static str {
+        "niah"
+    }
+
+    fn variant(&self) -> String {
+        VARIANTS
+            .iter()
+            .find(|&&(_, k, v, q, a)| {
+                (k, v, q, a) == (self.keys, self.values, self.queries, self.absent)
+            })
+            .map_or_else(|| "custom".to_string(), |v| v.0.to_string())
+    }
+
+    fn params(&self) -> serde_json::Value {
+        self.content_params()
+    }
+
+    fn uses_haystack(&self) -> bool {
+        true
+    }
+
+    fn max_new_tokens(&self) -> u32 {
+        MAX_NEW_TOKENS
+    }
+
+    fn example_vars(&self) -> BTreeMap<&'static str, String> {
+        BTreeMap::from([("question", "What is the access code assigned to x?".to_string())])
+    }
+
+    fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
+        let cell = Cell {
+            length: 0,
+            depth: Some(50.0),
+            sample: 0,
+        };
+        let c = self.content(&cell, run.seed);
+        let (question, _) = self.question(&c.asked);
+        let frame = run.template.frame(&BTreeMap::from([("question", question)]))?;
+        let tok = &run.tokenizer;
+        let mut need = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        for (k, v) in &c.needles {
+            need += tok.count(&format!(" {}", Self::needle_sentence(k, v)))?;
+        }
+        // Other instances draw other keys and values: leave room for longer ones, and for a
+        // few sentences of haystack.
+        Ok((need as u64 * 11).div_ceil(10) + 32 + run.reserve)
+    }
+
+    fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
+        let c = self.content(cell, run.seed);
+        let (question, answer_prefix) = self.question(&c.asked);
+        let frame = run
+            .template
+            .frame(&BTreeMap::from([("question", question.clone())]))?;
+        let needle_specs: Vec<NeedleSpec> = c
+            .needles
+            .iter()
+            .zip(&c.depths)
+            .map(|((k, v), &depth)| NeedleSpec {
+                text: Self::needle_sentence(k, v),
+                depth,
+            })
+            .collect();
+        let budget = cell.length.saturating_sub(run.reserve) as usize;
+        let hay_rng = Rng::from_key(c.coords_key, Stream::Haystack);
+        let distractor: Option<Box<dyn FnMut(&mut Rng) -> String + '_>> =
+            if matches!(run.haystack, Haystack::Needles) {
+                let mut used = c.used.clone();
+                Some(Box::new(move |rng: &mut Rng| {
+                    let k = self.fresh(self.key_type, rng, &mut used);
+                    let v = self.fresh(self.value_type, rng, &mut used);
+                    Self::needle_sentence(&k, &v)
+                }))
+            } else {
+                None
+            };
+        let mut stream = run.haystack.stream(&run.tokenizer, hay_rng, distractor)?;
+        let fitted = fit(&run.tokenizer, &frame, &needle_specs, &mut stream, budget)?;
+
+        let (target, answers, metric) = if self.absent {
+            ("none".to_string(), vec!["none".to_string()], Metric::Exact)
+        } else {
+            let answers: Vec<String> = c
+                .keys
+                .iter()
+                .zip(&c.values)
+                .filter(|(k, _)| c.asked.contains(k))
+                .flat_map(|(_, vals)| vals.iter().cloned())
+                .collect();
+            (answers.join(", "), answers, Metric::All)
+        };
+        let mut params = self.content_params();
+        params["needles"] = json!(c
+            .needles
+            .iter()
+            .map(|(k, v)| json!({"key": k, "value": v}))
+            .collect::<Vec<_>>());
+        params["asked"] = json!(c.asked);
+        Ok(Instance {
+            task: "niah".into(),
+            variant: self.variant(),
+            input: fitted.input,
+            question,
+            answer_prefix,
+            target,
+            answers,
+            labels: Vec::new(),
+            metric,
+            max_new_tokens: MAX_NEW_TOKENS,
+            target_length: cell.length,
+            length: fitted.length as u64,
+            tokenizer: run.tokenizer.id(),
+            depth_percent: cell.depth,
+            needle_offsets: fitted.needle_offsets.iter().map(|&o| o as u64).collect(),
+            needle_depths: fitted.needle_depths,
+            sample_index: cell.sample,
+            params: canonical_json(&params),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::haystack::{Haystack, HaystackKind};
+    use crate::{templates, Template, Tokenizer};
+
+    fn run(kind: HaystackKind) -> Run {
+        let tok = Tokenizer::O200k;
+        Run {
+            haystack: Haystack::prepare(kind, None, &tok).unwrap(),
+            tokenizer: tok,
+            template: Template::compile("default.j2", templates::builtin("niah", "default").unwrap())
+                .unwrap(),
+            seed: 7,
+            reserve: 128,
+        }
+    }
+
+    fn niah(variant: &str) -> Niah {
+        Niah::new(variant, None, None, None, ItemType::Words, ItemType::Numbers, None, Spread::Random)
+            .unwrap()
+    }
+
+    #[test]
+    fn every_variant_places_its_needles_and_answers() {
+        let run = run(HaystackKind::Generated);
+        for (name, k, v, q, absent) in VARIANTS {
+            let task = niah(name);
+            assert_eq!(task.variant(), *name);
+            let cell = Cell { length: 4096, depth: Some(30.0), sample: 2 };
+            let inst = task.generate(&run, &cell).unwrap();
+            assert_eq!(inst.length as usize, run.tokenizer.count(&inst.input).unwrap());
+            assert!(inst.length <= 4096 - 128 && inst.length + 16 >= 4096 - 128, "{}", inst.length);
+            assert_eq!(inst.needle_offsets.len(), (k * v) as usize);
+            assert!((inst.needle_depths[0] - 30.0).abs() < 2.0, "{:?}", inst.needle_depths);
+            if *absent {
+                assert_eq!(inst.target, "none");
+                assert_eq!(inst.metric, Metric::Exact);
+            } else {
+                assert_eq!(inst.answers.len(), (q * v) as usize);
+                for a in &inst.answers {
+                    assert!(inst.input.contains(a));
+                }
+            }
+            assert_eq!(inst, task.generate(&run, &cell).unwrap(), "deterministic");
+        }
+    }
+
+    #[test]
+    fn needles_haystack_is_distractors_not_answers() {
+        let run = run(HaystackKind::Needles);
+        let task = niah("single");
+        let inst = task.generate(&run, &Cell { length: 2048, depth: Some(50.0), sample: 0 }).unwrap();
+        let mentions = inst.input.matches("One of the access codes").count();
+        assert!(mentions > 20, "{mentions}");
+        assert_eq!(inst.input.matches(&inst.answers[0]).count(), 1);
+        let key = serde_json::from_str::<serde_json::Value>(&inst.params).unwrap()["asked"][0]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(inst.input.matches(&format!("to {key} is")).count(), 1);
+    }
+
+    #[test]
+    fn uuids_are_version_4() {
+        let task = Niah::new("single", None, None, None, ItemType::Uuids, ItemType::Uuids, None, Spread::Even).unwrap();
+        let mut rng = Rng::from_seed_u64(1, Stream::Content);
+        for _ in 0..100 {
+            let u = task.item(ItemType::Uuids, &mut rng);
+            assert_eq!(u.len(), 36);
+            assert_eq!(&u[14..15], "4");
+            assert!("89ab".contains(&u[19..20]), "{u}");
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected() {
+        assert!(Niah::new("single", Some(2), None, Some(3), ItemType::Words, ItemType::Numbers, None, Spread::Random).is_err());
+        assert!(Niah::new("nope", None, None, None, ItemType::Words, ItemType::Numbers, None, Spread::Random).is_err());
+        assert!(Niah::new("single", Some(0), None, None, ItemType::Words, ItemType::Numbers, None, Spread::Random).is_err());
+    }
+
+    #[test]
+    fn even_spread_is_distinct() {
+        let task = Niah::new("multikey", None, None, None, ItemType::Words, ItemType::Numbers, None, Spread::Even).unwrap();
+        let mut rng = Rng::from_seed_u64(1, Stream::Placement);
+        assert_eq!(task.depths(20.0, 4, &mut rng), vec![20.0, 40.0, 60.0, 80.0]);
+        assert_eq!(task.depths(100.0, 3, &mut rng).len(), 3);
+    }
+}

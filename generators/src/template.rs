@@ -1,0 +1,152 @@
+//! Prompt templates: minijinja, compiled once per run, strict about undefined variables.
+//!
+//! Templates only frame the prompt; the context is spliced in afterwards. The template is
+//! rendered with a sentinel in place of `context`, and the text around the sentinel becomes the
+//! prompt's prefix and suffix. That keeps multi-megabyte contexts out of the template engine
+//! and tells the fitter exactly where the context starts.
+
+use std::collections::BTreeMap;
+
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use thiserror::Error;
+
+/// Marks where the context goes; a private-use character cannot occur in normal text.
+const SENTINEL: &str = "\u{E000}needlework:context\u{E000}";
+
+/// A template problem, reported with the file and position.
+#[derive(Debug, Error)]
+#[error("template {location}: {message}")]
+pub struct TemplateError {
+    /// `file:line:column` (or just the file when no position is known).
+    pub location: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A compiled template and its identity.
+pub struct Template {
+    env: Environment<'static>,
+    name: String,
+    /// xxh3-128 of the template source: part of every row's provenance.
+    pub content_hash: String,
+}
+
+/// The rendered prompt around the context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// Everything before the context.
+    pub prefix: String,
+    /// Everything after the context.
+    pub suffix: String,
+}
+
+impl Template {
+    /// Compile `source`; `name` is the file name used in messages.
+    pub fn compile(name: &str, source: &str) -> Result<Template, TemplateError> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_keep_trailing_newline(true);
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.add_template_owned(name.to_string(), source.to_string())
+            .map_err(|e| locate(&e, name, source))?;
+        Ok(Template {
+            env,
+            name: name.to_string(),
+            content_hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(source.as_bytes())),
+        })
+    }
+
+    /// Render around the context. `vars` are the task's variables; `context` is added here.
+    pub fn frame(&self, vars: &BTreeMap<&str, String>) -> Result<Frame, TemplateError> {
+        let mut all: BTreeMap<&str, &str> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        all.insert("context", SENTINEL);
+        let tmpl = self
+            .env
+            .get_template(&self.name)
+            .map_err(|e| self.error(&e))?;
+        let rendered = tmpl.render(&all).map_err(|e| self.error(&e))?;
+        let mut parts = rendered.split(SENTINEL);
+        let prefix = parts.next().unwrap_or_default().to_string();
+        let (Some(suffix), None) = (parts.next(), parts.next()) else {
+            return Err(TemplateError {
+                location: self.name.clone(),
+                message: "the template must output {{ context }} exactly once, unfiltered"
+                    .into(),
+            });
+        };
+        Ok(Frame {
+            prefix,
+            suffix: suffix.to_string(),
+        })
+    }
+
+    fn error(&self, e: &minijinja::Error) -> TemplateError {
+        let source = self
+            .env
+            .get_template(&self.name)
+            .map(|t| t.source().to_string())
+            .unwrap_or_default();
+        locate(e, &self.name, &source)
+    }
+}
+
+fn locate(e: &minijinja::Error, name: &str, source: &str) -> TemplateError {
+    let line = e.line();
+    let column = e.range().map(|r| {
+        let start = r.start.min(source.len());
+        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+        source[line_start..start].chars().count() + 1
+    });
+    let location = match (line, column) {
+        (Some(l), Some(c)) => format!("{name}:{l}:{c}"),
+        (Some(l), None) => format!("{name}:{l}"),
+        _ => name.to_string(),
+    };
+    let message = match e.detail() {
+        Some(d) => format!("{}: {}", e.kind(), d),
+        None => e.kind().to_string(),
+    };
+    TemplateError {
+        location,
+        message: message.split_whitespace().collect::<Vec<_>>().join(" "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> BTreeMap<&'static str, String> {
+        BTreeMap::from([("question", "Q?".to_string())])
+    }
+
+    #[test]
+    fn frames_around_the_context_and_keeps_newlines() {
+        let t = Template::compile("t.j2", "Read <b>this</b>:\n{{ context }}\n{{ question }}\n").unwrap();
+        let f = t.frame(&vars()).unwrap();
+        assert_eq!(f.prefix, "Read <b>this</b>:\n");
+        assert_eq!(f.suffix, "\nQ?\n");
+    }
+
+    #[test]
+    fn undefined_variable_names_file_line_and_column() {
+        let t = Template::compile("t.j2", "A\n{{ context }}\nB {{ nope }}").unwrap();
+        let e = t.frame(&vars()).unwrap_err();
+        assert_eq!(e.location, "t.j2:3:6", "{e}");
+        assert!(e.to_string().contains("undefined"), "{e}");
+    }
+
+    #[test]
+    fn syntax_error_is_located() {
+        let e = Template::compile("bad.j2", "ok\n{% if %}").err().unwrap();
+        assert!(e.location.starts_with("bad.j2:2"), "{e}");
+    }
+
+    #[test]
+    fn context_must_appear_once() {
+        let t = Template::compile("t.j2", "{{ question }}").unwrap();
+        assert!(t.frame(&vars()).is_err());
+        let t = Template::compile("t.j2", "{{ context }}{{ context }}").unwrap();
+        assert!(t.frame(&vars()).is_err());
+    }
+}

@@ -1,0 +1,25 @@
+//! The templates shipped with needlework (`templates/<task>/<name>.j2`), embedded so the binary
+//! needs no files at run time.
+
+/// (task, name, source) of every built-in template; the first per task is its default.
+pub const BUILTIN: &[(&str, &str, &str)] = &[
+    ("niah", "default", include_str!("../../templates/niah/default.j2")),
+    ("niah", "plain", include_str!("../../templates/niah/plain.j2")),
+];
+
+/// The built-in template `name` of `task`.
+pub fn builtin(task: &str, name: &str) -> Option<&'static str> {
+    BUILTIN
+        .iter()
+        .find(|(t, n, _)| *t == task && *n == name)
+        .map(|(_, _, s)| *s)
+}
+
+/// Names of the built-in templates of `task`.
+pub fn names(task: &str) -> Vec<&'static str> {
+    BUILTIN
+        .iter()
+        .filter(|(t, _, _)| *t == task)
+        .map(|(_, n, _)| *n)
+        .collect()
+}

@@ -1,0 +1,311 @@
+//! Token counting under the user's tokenizer.
+//!
+//! Lengths are promises about the user's model, so counts must equal the reference
+//! implementations exactly: OpenAI's tiktoken for the built-in encodings (no special tokens),
+//! Hugging Face `tokenizers` for `tokenizer.json` files (`add_special_tokens=False`, with the
+//! file's truncation and padding switched off so the full text is measured).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use thiserror::Error;
+
+/// Why a tokenizer could not be set up.
+#[derive(Debug, Error)]
+pub enum TokenizerError {
+    /// The name is neither built in nor a path to a file.
+    #[error("unknown tokenizer '{0}': expected o200k, cl100k, gpt2, words, chars, or a path to a tokenizer.json")]
+    Unknown(String),
+    /// The file could not be read.
+    #[error("cannot read tokenizer file '{path}': {source}")]
+    Read {
+        /// The path given.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid Hugging Face tokenizer.
+    #[error("'{path}' is not a valid Hugging Face tokenizer.json: {message}")]
+    Malformed {
+        /// The path given.
+        path: PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// Encoding failed (only possible with a tokenizer.json).
+    #[error("tokenizer failed to encode text: {0}")]
+    Encode(String),
+}
+
+/// The tokenizers we can count with.
+#[derive(Clone)]
+pub enum Tokenizer {
+    /// OpenAI o200k_base (GPT-4o and later).
+    O200k,
+    /// OpenAI cl100k_base (GPT-4, GPT-3.5).
+    Cl100k,
+    /// OpenAI r50k_base, the GPT-2 encoding BABILong measures in.
+    Gpt2,
+    /// Whitespace-separated words.
+    Words,
+    /// Unicode scalar values.
+    Chars,
+    /// A Hugging Face tokenizer.json.
+    HuggingFace(Arc<HfTokenizer>),
+}
+
+/// A loaded tokenizer.json with its identity.
+pub struct HfTokenizer {
+    inner: tokenizers::Tokenizer,
+    /// xxh3-128 of the file bytes, hex: what provenance records.
+    pub file_hash: String,
+    /// The path it was loaded from.
+    pub path: PathBuf,
+}
+
+/// The names accepted by `--tokenizer` besides a path, with a line on each.
+pub const BUILTIN_TOKENIZERS: &[(&str, &str)] = &[
+    ("o200k", "OpenAI o200k_base (GPT-4o, o1, o3, GPT-4.1); the default"),
+    ("cl100k", "OpenAI cl100k_base (GPT-4, GPT-3.5-turbo)"),
+    ("gpt2", "OpenAI r50k_base (GPT-2, GPT-3); BABILong's unit"),
+    ("words", "whitespace-separated words, no model needed"),
+    ("chars", "Unicode scalar values, no model needed"),
+];
+
+impl Tokenizer {
+    /// Resolve a `--tokenizer` value: a built-in name or a path to a tokenizer.json.
+    pub fn from_name(name: &str) -> Result<Self, TokenizerError> {
+        match name {
+            "o200k" | "o200k_base" => Ok(Tokenizer::O200k),
+            "cl100k" | "cl100k_base" => Ok(Tokenizer::Cl100k),
+            "gpt2" | "r50k" | "r50k_base" => Ok(Tokenizer::Gpt2),
+            "words" => Ok(Tokenizer::Words),
+            "chars" => Ok(Tokenizer::Chars),
+            other => {
+                let path = Path::new(other);
+                if path.extension().is_some_and(|e| e == "json") || path.exists() {
+                    Self::from_file(path)
+                } else {
+                    Err(TokenizerError::Unknown(other.to_string()))
+                }
+            }
+        }
+    }
+
+    /// Load a Hugging Face tokenizer.json, offline.
+    pub fn from_file(path: &Path) -> Result<Self, TokenizerError> {
+        let bytes = std::fs::read(path).map_err(|source| TokenizerError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_json_bytes(&bytes, path)
+    }
+
+    /// Build from the bytes of a tokenizer.json (`path` only names it in messages).
+    pub fn from_json_bytes(bytes: &[u8], path: &Path) -> Result<Self, TokenizerError> {
+        let mut inner = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| {
+            TokenizerError::Malformed {
+                path: path.to_path_buf(),
+                message: one_line(&e.to_string()),
+            }
+        })?;
+        inner.with_truncation(None).map_err(|e| TokenizerError::Malformed {
+            path: path.to_path_buf(),
+            message: one_line(&e.to_string()),
+        })?;
+        inner.with_padding(None);
+        let file_hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes));
+        Ok(Tokenizer::HuggingFace(Arc::new(HfTokenizer {
+            inner,
+            file_hash,
+            path: path.to_path_buf(),
+        })))
+    }
+
+    /// The identity recorded in every row: a built-in name, or `hf:<file hash>`.
+    pub fn id(&self) -> String {
+        match self {
+            Tokenizer::O200k => "o200k_base".into(),
+            Tokenizer::Cl100k => "cl100k_base".into(),
+            Tokenizer::Gpt2 => "r50k_base".into(),
+            Tokenizer::Words => "words".into(),
+            Tokenizer::Chars => "chars".into(),
+            Tokenizer::HuggingFace(hf) => format!("hf:{}", hf.file_hash),
+        }
+    }
+
+    /// The number of tokens in `text`.
+    pub fn count(&self, text: &str) -> Result<usize, TokenizerError> {
+        Ok(match self {
+            Tokenizer::O200k => bpe_openai::o200k_base().count(text),
+            Tokenizer::Cl100k => bpe_openai::cl100k_base().count(text),
+            Tokenizer::Gpt2 => tiktoken_rs::r50k_base_singleton().count_ordinary(text),
+            Tokenizer::Words => text.split_whitespace().count(),
+            Tokenizer::Chars => text.chars().count(),
+            Tokenizer::HuggingFace(hf) => hf
+                .inner
+                .encode_fast(text, false)
+                .map_err(|e| TokenizerError::Encode(e.to_string()))?
+                .len(),
+        })
+    }
+
+    /// Count `text` once and also report, for each byte position in `marks` (ascending), the
+    /// index of the first token that covers or follows it: the token offset of whatever starts
+    /// there. One tokenization gives both the length and every needle's offset.
+    pub fn count_with_marks(
+        &self,
+        text: &str,
+        marks: &[usize],
+    ) -> Result<(usize, Vec<usize>), TokenizerError> {
+        debug_assert!(marks.windows(2).all(|w| w[0] <= w[1]));
+        let mut offsets = Vec::with_capacity(marks.len());
+        let mut next = 0usize;
+        // Walk (start, end, tokens) spans in text order; a mark inside a span maps to the
+        // tokens before that span.
+        let mut tokens_before = 0usize;
+        let mut visit = |start: usize, end: usize, n: usize| {
+            while next < marks.len() && marks[next] < end {
+                let _ = start;
+                offsets.push(tokens_before);
+                next += 1;
+            }
+            tokens_before += n;
+        };
+        match self {
+            Tokenizer::O200k | Tokenizer::Cl100k => {
+                let tok = if matches!(self, Tokenizer::O200k) {
+                    bpe_openai::o200k_base()
+                } else {
+                    bpe_openai::cl100k_base()
+                };
+                let mut pos = 0usize;
+                for piece in tok.split(text) {
+                    let end = pos + piece.len();
+                    visit(pos, end, tok.bpe.count(piece.as_bytes()));
+                    pos = end;
+                }
+            }
+            Tokenizer::Gpt2 => {
+                let bpe = tiktoken_rs::r50k_base_singleton();
+                let mut pos = 0usize;
+                for token in bpe.encode_ordinary(text) {
+                    let len = bpe
+                        .decode_bytes(&[token])
+                        .map_err(|e| TokenizerError::Encode(e.to_string()))?
+                        .len();
+                    visit(pos, pos + len, 1);
+                    pos += len;
+                }
+            }
+            Tokenizer::Words => {
+                let mut in_word = false;
+                for (i, c) in text.char_indices() {
+                    let space = c.is_whitespace();
+                    if !space && !in_word {
+                        // A word starting here; the span runs to the next word start, so a mark
+                        // on the whitespace before a word maps to that word.
+                        visit(i, i + c.len_utf8(), 1);
+                    } else {
+                        visit(i, i + c.len_utf8(), 0);
+                    }
+                    in_word = !space;
+                }
+            }
+            Tokenizer::Chars => {
+                for (i, c) in text.char_indices() {
+                    visit(i, i + c.len_utf8(), 1);
+                }
+            }
+            Tokenizer::HuggingFace(hf) => {
+                let enc = hf
+                    .inner
+                    .encode(text, false)
+                    .map_err(|e| TokenizerError::Encode(e.to_string()))?;
+                for &(start, end) in enc.get_offsets() {
+                    visit(start, end.max(start + 1), 1);
+                }
+            }
+        }
+        let total = tokens_before;
+        while offsets.len() < marks.len() {
+            offsets.push(total);
+        }
+        Ok((total, offsets))
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "The quiet harbor keeps its own counsel.  Ships   arrive\n\nat dawn; 1234567 gulls!";
+
+    #[test]
+    fn builtin_counts_match_reference_values() {
+        // Reference values from OpenAI tiktoken (encode_ordinary), pinned.
+        assert_eq!(Tokenizer::O200k.count("hello world").unwrap(), 2);
+        assert_eq!(Tokenizer::Cl100k.count("hello world").unwrap(), 2);
+        assert_eq!(Tokenizer::Gpt2.count("hello world").unwrap(), 2);
+        assert_eq!(Tokenizer::Words.count(SAMPLE).unwrap(), 13);
+        assert_eq!(Tokenizer::Chars.count("héllo").unwrap(), 5);
+    }
+
+    /// Byte length of every token of `text`, from the reference encoders.
+    fn token_lengths(tok: &Tokenizer, text: &str) -> Vec<usize> {
+        match tok {
+            Tokenizer::O200k => {
+                let t = bpe_openai::o200k_base();
+                t.encode(text).iter().map(|&id| t.bpe.token_len(id)).collect()
+            }
+            Tokenizer::Gpt2 => {
+                let t = tiktoken_rs::r50k_base_singleton();
+                t.encode_ordinary(text)
+                    .iter()
+                    .map(|&id| t.decode_bytes(&[id]).unwrap().len())
+                    .collect()
+            }
+            Tokenizer::Chars => text.chars().map(char::len_utf8).collect(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn marks_map_to_the_token_covering_them() {
+        for tok in [Tokenizer::O200k, Tokenizer::Gpt2, Tokenizer::Chars] {
+            let marks: Vec<usize> = SAMPLE
+                .char_indices()
+                .filter(|(_, c)| *c == ' ' || *c == '\n')
+                .map(|(i, _)| i + 1)
+                .collect();
+            let (total, offsets) = tok.count_with_marks(SAMPLE, &marks).unwrap();
+            let lens = token_lengths(&tok, SAMPLE);
+            assert_eq!(total, lens.len(), "{}", tok.id());
+            assert_eq!(total, tok.count(SAMPLE).unwrap());
+            for (m, off) in marks.iter().zip(&offsets) {
+                let start: usize = lens[..*off].iter().sum();
+                let end = start + lens.get(*off).copied().unwrap_or(0);
+                assert!(start <= *m && *m < end.max(start + 1), "{} mark {m}: token {off} spans {start}..{end}", tok.id());
+            }
+        }
+        let (n, offs) = Tokenizer::Words.count_with_marks("ab  cd ef", &[0, 3, 4, 9]).unwrap();
+        assert_eq!((n, offs), (3, vec![0, 1, 1, 3]));
+    }
+
+    #[test]
+    fn unknown_and_malformed_are_errors() {
+        assert!(matches!(
+            Tokenizer::from_name("llama9"),
+            Err(TokenizerError::Unknown(_))
+        ));
+        let err = Tokenizer::from_json_bytes(b"{not json", Path::new("bad.json"))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("bad.json"), "{err}");
+        assert!(!err.to_string().contains('\n'));
+    }
+}
