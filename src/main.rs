@@ -1,1 +1,156 @@
-fn main(){}
+//! `gen`: the command-line shell around `needlework-generators`.
+//!
+//! Arguments are parsed, then validated into one checked job before anything is written; bad
+//! input exits 2 with one line, runtime failures exit 1, and no partial dataset is ever left.
+
+mod cli;
+mod config;
+mod corpus;
+mod generate;
+mod inspect;
+mod manifest;
+mod progress;
+mod schema;
+mod verify;
+mod writer;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use needlework_generators::{spec, tasks, templates, tokenizer};
+
+use cli::{Cli, Command};
+
+/// Bad usage or bad input: exit code 2.
+#[derive(Debug)]
+pub struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Wrap a message as a usage error (exit 2).
+pub fn usage(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(UsageError(e.to_string()))
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            // One line: clap's first line, without its usage block.
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("error: bad arguments");
+            eprintln!("{} (see gen --help)", first.trim_end());
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(u) = e.downcast_ref::<UsageError>() {
+                eprintln!("error: {u}");
+                ExitCode::from(2)
+            } else {
+                let msg = format!("{e:#}");
+                eprintln!("error: {}", msg.split_whitespace().collect::<Vec<_>>().join(" "));
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let command: Vec<String> = std::iter::once("gen".to_string())
+        .chain(std::env::args().skip(1))
+        .collect();
+    match cli.command {
+        Command::Niah(args) => {
+            let options = config::niah_options(&args)?;
+            let job = config::build_job(options, &args.common)?;
+            generate::generate(job, command)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Verify(args) => {
+            if !args.dir.join("manifest.json").exists() {
+                return Err(usage(format!(
+                    "{} is not a needlework dataset: it has no manifest.json",
+                    args.dir.display()
+                )));
+            }
+            let ok = verify::verify(&args.dir, args.threads, args.quiet)?;
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Inspect(args) => {
+            if !args.path.exists() {
+                return Err(usage(format!("{}: no such file or directory", args.path.display())));
+            }
+            inspect::inspect(&args.path)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::List(args) => {
+            list(args.what.as_deref())?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn list(what: Option<&str>) -> anyhow::Result<()> {
+    let all = what.is_none();
+    let what = what.unwrap_or("");
+    if !all && !matches!(what, "tasks" | "tokenizers" | "haystacks" | "templates") {
+        return Err(usage(format!(
+            "invalid list '{what}': expected tasks, tokenizers, haystacks or templates"
+        )));
+    }
+    if all || what == "tasks" {
+        println!("tasks:");
+        for (name, about) in tasks::TASKS {
+            println!("  {name:<12} {about}");
+        }
+    }
+    if all || what == "tokenizers" {
+        println!("tokenizers:");
+        for (name, about) in tokenizer::BUILTIN_TOKENIZERS {
+            println!("  {name:<12} {about}");
+        }
+        println!("  {:<12} any Hugging Face tokenizer.json, loaded offline", "PATH");
+    }
+    if all || what == "haystacks" {
+        println!("haystacks:");
+        for (name, about) in [
+            ("generated", "our own essay-like prose, new for every seed (default)"),
+            ("noise", "a few plain sentences, repeated"),
+            ("needles", "distractor needles of the same form as the real one (niah)"),
+            ("PATH", "a .txt file, a directory of .txt, file.jsonl[:field], file.parquet[:column]"),
+        ] {
+            println!("  {name:<12} {about}");
+        }
+    }
+    if all || what == "templates" {
+        println!("templates:");
+        for (task, name, _) in templates::BUILTIN {
+            println!("  {task}/{name}");
+        }
+    }
+    let _ = spec::MAX_LENGTH;
+    Ok(())
+}

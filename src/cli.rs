@@ -1,0 +1,135 @@
+//! Command-line definitions (clap). Parsing only; [`crate::config`] validates.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Synthetic long-context benchmark data at exact token lengths, deterministically.
+#[derive(Debug, Parser)]
+#[command(name = "gen", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Needle in a haystack: find the values of keys hidden in long text.
+    Niah(NiahArgs),
+    /// Regenerate every row of a dataset from its manifest and compare.
+    Verify(VerifyArgs),
+    /// Counts per task x length x depth, length statistics and hashes.
+    Inspect(InspectArgs),
+    /// List tasks, tokenizers, haystacks or templates.
+    List(ListArgs),
+}
+
+/// Options every generating command takes.
+#[derive(Debug, Args, Clone)]
+pub struct CommonArgs {
+    /// Target lengths in tokens: 4k,32k,1m (k = 1024), exact integers, or a doubling range 4k..128k.
+    #[arg(long, default_value = "4k")]
+    pub len: String,
+    /// N evenly spaced depths over 0-100 % (1 means 50 %), or a list of percents like 0,25,50,100.
+    #[arg(long)]
+    pub depths: Option<String>,
+    /// Instances per (length, depth) cell.
+    #[arg(long, default_value_t = 1)]
+    pub samples: u64,
+    /// Master seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// o200k, cl100k, gpt2, words, chars, or a path to a Hugging Face tokenizer.json.
+    #[arg(long, default_value = "o200k")]
+    pub tokenizer: String,
+    /// Tokens kept free for the answer (default: the task's max_new_tokens).
+    #[arg(long)]
+    pub reserve: Option<u64>,
+    /// generated, noise, needles, or a path: .txt, a directory of .txt, file.jsonl[:field], file.parquet[:column].
+    #[arg(long, default_value = "generated")]
+    pub haystack: String,
+    /// A template name (see `gen list templates`) or a path to a .j2 file.
+    #[arg(long, default_value = "default")]
+    pub template: String,
+    /// Dataset directory (default ./datasets/<task>-s<seed>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace a non-empty --out directory.
+    #[arg(long)]
+    pub force: bool,
+    /// Worker threads (default: all cores); never changes the output.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// zstd (level 3), snappy or none.
+    #[arg(long, default_value = "zstd")]
+    pub compression: String,
+    /// Rows per Parquet file (default: split at about 256 MiB of uncompressed text).
+    #[arg(long)]
+    pub rows_per_file: Option<u64>,
+    /// Split name (letters, digits, underscores, dots).
+    #[arg(long, default_value = "test")]
+    pub split: String,
+    /// Canary GUID (default: derived from the recipe, so reruns are byte-identical).
+    #[arg(long)]
+    pub canary: Option<String>,
+    /// Also write one JSON Lines file per Parquet file.
+    #[arg(long)]
+    pub jsonl: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct NiahArgs {
+    /// single, multikey, multivalue, multiquery or none.
+    #[arg(long, default_value = "single")]
+    pub variant: String,
+    /// Keys inserted (needles per value).
+    #[arg(long)]
+    pub keys: Option<u32>,
+    /// Values per key.
+    #[arg(long)]
+    pub values: Option<u32>,
+    /// Keys asked about (at most --keys).
+    #[arg(long)]
+    pub queries: Option<u32>,
+    /// words, numbers or uuids.
+    #[arg(long, default_value = "words")]
+    pub key_type: String,
+    /// numbers, words or uuids.
+    #[arg(long, default_value = "numbers")]
+    pub value_type: String,
+    /// Ask about a key that is not in the text (answer: none).
+    #[arg(long)]
+    pub absent: bool,
+    /// Where needles after the first go: random or even.
+    #[arg(long, default_value = "random")]
+    pub spread: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The dataset directory.
+    pub dir: PathBuf,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A dataset directory or one Parquet file.
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// tasks, tokenizers, haystacks or templates (default: all).
+    pub what: Option<String>,
+}

@@ -1,0 +1,365 @@
+//! Validation: turn parsed arguments into one checked recipe before anything is written.
+//!
+//! The [`Recipe`] is also what the manifest stores, so `gen verify` rebuilds exactly the same
+//! run from it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use needlework_generators::tasks::niah::{ItemType, Niah, Spread};
+use needlework_generators::{
+    spec, templates, Corpus, Haystack, HaystackKind, Run, Task, Template, Tokenizer,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{CommonArgs, NiahArgs};
+use crate::corpus;
+use crate::usage;
+
+/// Task-specific options, resolved (every default filled in).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "task", rename_all = "snake_case")]
+pub enum TaskOptions {
+    /// `gen niah`.
+    Niah {
+        keys: u32,
+        values: u32,
+        queries: u32,
+        key_type: String,
+        value_type: String,
+        absent: bool,
+        spread: String,
+    },
+}
+
+/// Everything that determines a dataset's content: written to the manifest, read by verify.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Recipe {
+    pub options: TaskOptions,
+    pub lengths: Vec<u64>,
+    pub depths: Option<Vec<f64>>,
+    pub samples: u64,
+    pub seed: u64,
+    /// As given on the command line (a name or a path).
+    pub tokenizer: String,
+    pub tokenizer_id: String,
+    pub reserve: u64,
+    /// As given (a name or a path, with `:field`).
+    pub haystack: String,
+    pub haystack_id: String,
+    /// A built-in template name or a path.
+    pub template: String,
+    pub template_hash: String,
+    pub split: String,
+    pub compression: String,
+    pub rows_per_file: Option<u64>,
+    pub canary: String,
+}
+
+/// A validated generation job.
+pub struct Job {
+    pub recipe: Recipe,
+    pub task: Box<dyn Task>,
+    pub run: Run,
+    pub out: PathBuf,
+    pub threads: usize,
+    pub quiet: bool,
+    pub jsonl: bool,
+}
+
+impl Recipe {
+    /// The dataset config name, e.g. `niah_single`.
+    pub fn config_name(&self, task: &dyn Task) -> String {
+        format!("{}_{}", task.name(), task.variant())
+    }
+
+    /// Number of rows the recipe produces.
+    pub fn row_count(&self) -> u64 {
+        self.lengths.len() as u64
+            * self.depths.as_ref().map_or(1, |d| d.len() as u64)
+            * self.samples
+    }
+}
+
+/// Build the task described by `options`.
+pub fn build_task(options: &TaskOptions) -> Result<Box<dyn Task>> {
+    match options {
+        TaskOptions::Niah {
+            keys,
+            values,
+            queries,
+            key_type,
+            value_type,
+            absent,
+            spread,
+        } => {
+            let key_type = ItemType::parse(key_type, "--key-type").map_err(usage)?;
+            let value_type = ItemType::parse(value_type, "--value-type").map_err(usage)?;
+            let spread = parse_spread(spread)?;
+            let task = Niah::new(
+                "single",
+                Some(*keys),
+                Some(*values),
+                Some(*queries),
+                key_type,
+                value_type,
+                Some(*absent),
+                spread,
+            )
+            .map_err(usage)?;
+            Ok(Box::new(task))
+        }
+    }
+}
+
+fn parse_spread(s: &str) -> Result<Spread> {
+    match s {
+        "random" => Ok(Spread::Random),
+        "even" => Ok(Spread::Even),
+        _ => Err(usage(format!(
+            "invalid --spread '{s}': expected random or even"
+        ))),
+    }
+}
+
+/// Resolve `gen niah` arguments into task options.
+pub fn niah_options(args: &NiahArgs) -> Result<TaskOptions> {
+    let key_type = ItemType::parse(&args.key_type, "--key-type").map_err(usage)?;
+    let value_type = ItemType::parse(&args.value_type, "--value-type").map_err(usage)?;
+    let spread = parse_spread(&args.spread)?;
+    let niah = Niah::new(
+        &args.variant,
+        args.keys,
+        args.values,
+        args.queries,
+        key_type,
+        value_type,
+        args.absent.then_some(true),
+        spread,
+    )
+    .map_err(usage)?;
+    Ok(TaskOptions::Niah {
+        keys: niah.keys,
+        values: niah.values,
+        queries: niah.queries,
+        key_type: args.key_type.clone(),
+        value_type: args.value_type.clone(),
+        absent: niah.absent,
+        spread: args.spread.clone(),
+    })
+}
+
+/// Load the tokenizer, haystack and template a recipe names, checking recorded hashes when
+/// `expect` holds them (verification).
+pub fn prepare_run(
+    task: &dyn Task,
+    tokenizer: &str,
+    haystack: &str,
+    template: &str,
+    seed: u64,
+    reserve: Option<u64>,
+) -> Result<Run> {
+    let tok = Tokenizer::from_name(tokenizer).map_err(usage)?;
+    let (kind, corpus) = match haystack {
+        "generated" => (HaystackKind::Generated, None),
+        "noise" => (HaystackKind::Noise, None),
+        "needles" => (HaystackKind::Needles, None),
+        path => {
+            let docs = corpus::read_documents(path)?;
+            let corpus = Corpus::from_documents(path, &docs).map_err(usage)?;
+            (HaystackKind::Corpus, Some(Arc::new(corpus)))
+        }
+    };
+    if kind == HaystackKind::Needles && task.name() != "niah" {
+        return Err(usage(format!(
+            "--haystack needles is only for niah, not {}",
+            task.name()
+        )));
+    }
+    let hay = Haystack::prepare(kind, corpus, &tok).map_err(usage)?;
+    let (template_name, source) = load_template(task.name(), template)?;
+    let template = Template::compile(&template_name, &source).map_err(usage)?;
+    template.frame(&task.example_vars()).map_err(usage)?;
+    Ok(Run {
+        tokenizer: tok,
+        haystack: hay,
+        template,
+        seed,
+        reserve: reserve.unwrap_or(task.max_new_tokens() as u64),
+    })
+}
+
+fn load_template(task: &str, template: &str) -> Result<(String, String)> {
+    if let Some(src) = templates::builtin(task, template) {
+        return Ok((format!("templates/{task}/{template}.j2"), src.to_string()));
+    }
+    let path = Path::new(template);
+    if template.ends_with(".j2") || template.contains('/') || path.exists() {
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("cannot read template '{template}': {e}")))?;
+        return Ok((template.to_string(), src));
+    }
+    Err(usage(format!(
+        "unknown template '{template}' for {task}: expected one of {} or a path to a .j2 file",
+        templates::names(task).join(", ")
+    )))
+}
+
+/// Validate common arguments and build the job.
+pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
+    let task = build_task(&options)?;
+    let lengths = spec::parse_lengths(&common.len, false).map_err(usage)?;
+    let depths = match (&common.depths, task.uses_haystack()) {
+        (Some(d), true) => Some(spec::parse_depths(d).map_err(usage)?),
+        (None, true) => Some(vec![50.0]),
+        (Some(d), false) => {
+            return Err(usage(format!(
+                "--depths {d} does not apply: {} has no haystack",
+                task.name()
+            )))
+        }
+        (None, false) => None,
+    };
+    if common.samples == 0 || common.samples > 10_000_000 {
+        return Err(usage(format!(
+            "invalid --samples {}: expected 1 to 10000000",
+            common.samples
+        )));
+    }
+    if !valid_split(&common.split) {
+        return Err(usage(format!(
+            "invalid --split '{}': split names are letters, digits and underscores, optionally dot-separated (like test or test.v2)",
+            common.split
+        )));
+    }
+    if !matches!(common.compression.as_str(), "zstd" | "snappy" | "none") {
+        return Err(usage(format!(
+            "invalid --compression '{}': expected zstd, snappy or none",
+            common.compression
+        )));
+    }
+    if common.rows_per_file == Some(0) {
+        return Err(usage("invalid --rows-per-file 0: expected a positive number"));
+    }
+    let threads = match common.threads {
+        Some(0) => return Err(usage("invalid --threads 0: expected a positive number")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    if let Some(c) = &common.canary {
+        if c.trim().is_empty() || c.contains('\n') {
+            return Err(usage("invalid --canary: expected a non-empty single-line string"));
+        }
+    }
+
+    let run = prepare_run(
+        task.as_ref(),
+        &common.tokenizer,
+        &common.haystack,
+        &common.template,
+        common.seed,
+        common.reserve,
+    )?;
+    let minimum = task.minimum_length(&run).map_err(usage)?;
+    if let Some(&short) = lengths.iter().find(|&&l| l < minimum) {
+        return Err(usage(format!(
+            "--len {short} is too short for {} with this template, tokenizer and reserve {}: the minimum is {minimum} tokens",
+            task.name(),
+            run.reserve
+        )));
+    }
+
+    let out = common.out.clone().unwrap_or_else(|| {
+        PathBuf::from("datasets").join(format!("{}-s{}", task.name(), common.seed))
+    });
+    if out.exists() {
+        let non_empty = std::fs::read_dir(&out)
+            .with_context(|| format!("cannot read --out {}", out.display()))?
+            .next()
+            .is_some();
+        if !out.is_dir() {
+            return Err(usage(format!(
+                "--out {} exists and is not a directory",
+                out.display()
+            )));
+        }
+        if non_empty && !common.force {
+            return Err(usage(format!(
+                "--out {} exists and is not empty: choose another directory or pass --force to replace it",
+                out.display()
+            )));
+        }
+    }
+
+    let mut recipe = Recipe {
+        options,
+        lengths,
+        depths,
+        samples: common.samples,
+        seed: common.seed,
+        tokenizer: common.tokenizer.clone(),
+        tokenizer_id: run.tokenizer.id(),
+        reserve: run.reserve,
+        haystack: common.haystack.clone(),
+        haystack_id: run.haystack.id(),
+        template: common.template.clone(),
+        template_hash: run.template.content_hash.clone(),
+        split: common.split.clone(),
+        compression: common.compression.clone(),
+        rows_per_file: common.rows_per_file,
+        canary: String::new(),
+    };
+    recipe.canary = match &common.canary {
+        Some(c) => c.clone(),
+        None => derived_canary(&recipe),
+    };
+    Ok(Job {
+        recipe,
+        task,
+        run,
+        out,
+        threads,
+        quiet: common.quiet,
+        jsonl: common.jsonl,
+    })
+}
+
+/// A GUID derived from the recipe: unique per dataset, yet the same on every rerun so the
+/// files stay byte-identical.
+fn derived_canary(recipe: &Recipe) -> String {
+    let json = serde_json::to_string(recipe).unwrap_or_default();
+    let h = xxhash_rust::xxh3::xxh3_128(json.as_bytes());
+    let hi = ((h >> 64) as u64 & 0xffff_ffff_ffff_0fff) | 0x4000;
+    let lo = (h as u64 & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
+fn valid_split(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|part| {
+            !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_names_follow_the_hugging_face_rule() {
+        for ok in ["test", "train", "test.v2", "a_b"] {
+            assert!(valid_split(ok), "{ok}");
+        }
+        for bad in ["", "te st", "a..b", ".a", "a-b", "a/b"] {
+            assert!(!valid_split(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Reading user corpora: `.txt`, a directory of `.txt`, `.jsonl[:field]`, `.parquet[:column]`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use arrow::array::{Array, LargeStringArray, StringArray, StringViewArray};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+
+use crate::usage;
+
+const FORMS: &str = "a .txt file, a directory of .txt files, file.jsonl[:field] or file.parquet[:column]";
+
+/// Read the documents a `--haystack` path names, in a fixed order.
+pub fn read_documents(spec: &str) -> Result<Vec<String>> {
+    let (path, field) = split_field(spec);
+    let p = Path::new(path);
+    if !p.exists() {
+        return Err(usage(format!(
+            "invalid --haystack '{spec}': no such file or directory; expected generated, noise, needles, or {FORMS}"
+        )));
+    }
+    if p.is_dir() {
+        let mut files = Vec::new();
+        collect_txt(p, &mut files)?;
+        files.sort();
+        if files.is_empty() {
+            return Err(usage(format!(
+                "invalid --haystack '{spec}': the directory has no .txt files"
+            )));
+        }
+        return files.iter().map(|f| read_text(f)).collect();
+    }
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
+        read_jsonl(p, field.unwrap_or("text"))
+    } else if lower.ends_with(".parquet") {
+        read_parquet(p, field.unwrap_or("text"))
+    } else if field.is_some() {
+        Err(usage(format!(
+            "invalid --haystack '{spec}': a :field suffix applies only to .jsonl and .parquet files"
+        )))
+    } else {
+        Ok(vec![read_text(p)?])
+    }
+}
+
+/// `file.jsonl:field` → (`file.jsonl`, Some(`field`)); anything else unchanged.
+fn split_field(spec: &str) -> (&str, Option<&str>) {
+    if let Some((path, field)) = spec.rsplit_once(':') {
+        let lower = path.to_ascii_lowercase();
+        if (lower.ends_with(".jsonl") || lower.ends_with(".ndjson") || lower.ends_with(".parquet"))
+            && !field.is_empty()
+        {
+            return (path, Some(field));
+        }
+    }
+    (spec, None)
+}
+
+fn collect_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = fs::read_dir(dir)
+        .map_err(|e| usage(format!("cannot read directory '{}': {e}", dir.display())))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| usage(format!("cannot read '{}': {e}", dir.display())))?;
+        let path = entry.path();
+        if path.is_dir() {
+            collect_txt(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "txt") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = fs::read(path)
+        .map_err(|e| usage(format!("cannot read corpus file '{}': {e}", path.display())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        usage(format!(
+            "corpus file '{}' is not UTF-8 (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+fn read_jsonl(path: &Path, field: &str) -> Result<Vec<String>> {
+    let text = read_text(path)?;
+    let mut docs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+            usage(format!(
+                "corpus '{}' line {}: not valid JSON ({e})",
+                path.display(),
+                i + 1
+            ))
+        })?;
+        match value.get(field) {
+            Some(serde_json::Value::String(s)) => docs.push(s.clone()),
+            _ => {
+                return Err(usage(format!(
+                    "corpus '{}' line {}: no string field '{field}' (name another with {}:FIELD)",
+                    path.display(),
+                    i + 1,
+                    path.display()
+                )))
+            }
+        }
+    }
+    Ok(docs)
+}
+
+fn read_parquet(path: &Path, column: &str) -> Result<Vec<String>> {
+    let bad = |e: &dyn std::fmt::Display| {
+        usage(format!("cannot read Parquet corpus '{}': {e}", path.display()))
+    };
+    let file = fs::File::open(path).map_err(|e| bad(&e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
+    let schema = builder.parquet_schema();
+    let index = schema
+        .columns()
+        .iter()
+        .position(|c| c.path().string() == column)
+        .ok_or_else(|| {
+            usage(format!(
+                "Parquet corpus '{}' has no column '{column}' (name another with {}:COLUMN)",
+                path.display(),
+                path.display()
+            ))
+        })?;
+    let mask = ProjectionMask::leaves(schema, [index]);
+    let reader = builder.with_projection(mask).build().map_err(|e| bad(&e))?;
+    let mut docs = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| bad(&e))?;
+        let col = batch.column(0);
+        let any = col.as_any();
+        let not_text = || {
+            usage(format!(
+                "column '{column}' of '{}' is not a string column",
+                path.display()
+            ))
+        };
+        if let Some(a) = any.downcast_ref::<StringArray>() {
+            docs.extend(a.iter().flatten().map(str::to_string));
+        } else if let Some(a) = any.downcast_ref::<LargeStringArray>() {
+            docs.extend(a.iter().flatten().map(str::to_string));
+        } else if let Some(a) = any.downcast_ref::<StringViewArray>() {
+            docs.extend(a.iter().flatten().map(str::to_string));
+        } else {
+            return Err(not_text());
+        }
+        let _ = col.len();
+    }
+    Ok(docs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_suffixes() {
+        assert_eq!(split_field("a.jsonl:body"), ("a.jsonl", Some("body")));
+        assert_eq!(split_field("a.parquet:text"), ("a.parquet", Some("text")));
+        assert_eq!(split_field("C:/x.txt"), ("C:/x.txt", None));
+        assert_eq!(split_field("a.jsonl"), ("a.jsonl", None));
+    }
+}

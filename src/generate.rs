@@ -1,0 +1,186 @@
+//! The generation pipeline: instances made in parallel, written in order, memory bounded.
+
+use std::path::Path;
+use std::sync::mpsc::sync_channel;
+
+use anyhow::{Context, Result};
+use needlework_generators::hash::{content_hash, provenance_hash};
+use needlework_generators::{canonical_json, Cell, Run, Task};
+use rayon::prelude::*;
+
+use crate::config::{Job, Recipe};
+use crate::manifest::{card, Manifest, FORMAT};
+use crate::progress::Progress;
+use crate::schema::Row;
+use crate::writer::{ShardWriter, Staging};
+
+/// The cell of row `i`: rows are ordered by (length, depth, sample).
+pub fn cell_at(recipe: &Recipe, i: u64) -> Cell {
+    let depths = recipe.depths.as_deref();
+    let per_length = depths.map_or(1, |d| d.len() as u64) * recipe.samples;
+    let length = recipe.lengths[(i / per_length) as usize];
+    let within = i % per_length;
+    Cell {
+        length,
+        depth: depths.map(|d| d[(within / recipe.samples) as usize]),
+        sample: within % recipe.samples,
+    }
+}
+
+/// Generate the row at `cell`, with its identity.
+pub fn make_row(task: &dyn Task, run: &Run, recipe: &Recipe, cell: &Cell) -> Result<Row> {
+    let instance = task.generate(run, cell).with_context(|| {
+        format!(
+            "generating {} at length {}, depth {:?}, sample {}",
+            task.name(),
+            cell.length,
+            cell.depth,
+            cell.sample
+        )
+    })?;
+    let params = canonical_json(&task.params());
+    let provenance = provenance_hash(
+        task.name(),
+        &task.variant(),
+        &params,
+        recipe.seed,
+        cell.length,
+        cell.depth,
+        cell.sample,
+        &recipe.template_hash,
+        &recipe.haystack_id,
+        &recipe.tokenizer_id,
+        recipe.reserve,
+    );
+    Ok(Row {
+        id: provenance[..16].to_string(),
+        content_hash: content_hash(&instance),
+        provenance_hash: provenance,
+        instance,
+    })
+}
+
+/// How many rows to generate per parallel batch: enough to keep every thread busy, few enough
+/// that a batch of the longest instances stays around 256 MiB.
+pub fn batch_size(recipe: &Recipe, threads: usize) -> usize {
+    let longest = recipe.lengths.iter().copied().max().unwrap_or(1).max(1) as usize;
+    let by_memory = (256usize << 20) / (longest * 8);
+    by_memory.clamp(threads, 512.max(threads))
+}
+
+/// Run `produce` for rows `0..n` in parallel batches, handing each batch, in order, to
+/// `consume` on another thread while the next batch is produced.
+pub fn pipeline<T: Send>(
+    pool: &rayon::ThreadPool,
+    n: u64,
+    batch: usize,
+    produce: impl Fn(u64) -> Result<T> + Sync,
+    mut consume: impl FnMut(Vec<T>) -> Result<()> + Send,
+) -> Result<()> {
+    let (tx, rx) = sync_channel::<Vec<T>>(1);
+    std::thread::scope(|scope| {
+        let consumer = scope.spawn(move || -> Result<()> {
+            for items in rx {
+                consume(items)?;
+            }
+            Ok(())
+        });
+        let mut start = 0u64;
+        let mut produced: Result<()> = Ok(());
+        while start < n {
+            let end = (start + batch as u64).min(n);
+            let items: Result<Vec<T>> =
+                pool.install(|| (start..end).into_par_iter().map(&produce).collect());
+            match items {
+                Ok(items) => {
+                    if tx.send(items).is_err() {
+                        break; // the consumer failed; its error is reported below
+                    }
+                }
+                Err(e) => {
+                    produced = Err(e);
+                    break;
+                }
+            }
+            start = end;
+        }
+        drop(tx);
+        let consumed = consumer
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the writer thread panicked")));
+        produced.and(consumed)
+    })
+}
+
+/// Generate a dataset.
+pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
+    let Job {
+        recipe,
+        task,
+        run,
+        out,
+        threads,
+        quiet,
+        jsonl,
+        ..
+    } = job;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start worker threads")?;
+    let config = recipe.config_name(task.as_ref());
+    let staging = Staging::create(&out)?;
+    let mut writer = ShardWriter::new(
+        &staging.dir,
+        &config,
+        &recipe.split,
+        &recipe.compression,
+        recipe.rows_per_file,
+        &recipe.canary,
+        jsonl,
+    )?;
+    let n = recipe.row_count();
+    let progress = Progress::new(n, quiet, "generating");
+    pipeline(
+        &pool,
+        n,
+        batch_size(&recipe, threads),
+        |i| make_row(task.as_ref(), &run, &recipe, &cell_at(&recipe, i)),
+        |rows| {
+            for row in rows {
+                progress.advance(row.instance.length);
+                writer.push(row)?;
+            }
+            Ok(())
+        },
+    )?;
+    let (files, dataset_hash, rows) = writer.finish()?;
+    progress.finish();
+    let manifest = Manifest {
+        format: FORMAT.into(),
+        generator: Manifest::generator(),
+        command,
+        recipe,
+        config,
+        rows,
+        files,
+        dataset_hash,
+    };
+    manifest.write(&staging.dir)?;
+    std::fs::write(staging.dir.join("README.md"), card(&manifest))?;
+    staging.commit(&out)?;
+    if !quiet {
+        eprintln!(
+            "wrote {} rows of {} to {} (dataset hash {})",
+            manifest.rows,
+            manifest.config,
+            display(&out),
+            manifest.dataset_hash
+        );
+    }
+    Ok(())
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}

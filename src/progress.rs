@@ -1,0 +1,56 @@
+//! A progress bar on stderr, shown only when stderr is a terminal, not quiet, and the run has
+//! lasted over a second.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    started: Instant,
+    shown: std::sync::atomic::AtomicBool,
+    tokens: AtomicU64,
+}
+
+impl Progress {
+    pub fn new(total: u64, quiet: bool, verb: &str) -> Progress {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{prefix} [{bar:30}] {pos}/{len} instances, {msg}, ETA {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar.set_prefix(verb.to_string());
+            bar
+        });
+        Progress {
+            bar,
+            started: Instant::now(),
+            shown: false.into(),
+            tokens: AtomicU64::new(0),
+        }
+    }
+
+    pub fn advance(&self, tokens: u64) {
+        let Some(bar) = &self.bar else { return };
+        let total = self.tokens.fetch_add(tokens, Ordering::Relaxed) + tokens;
+        let elapsed = self.started.elapsed();
+        if elapsed > Duration::from_secs(1) && !self.shown.swap(true, Ordering::Relaxed) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        let rate = total as f64 / elapsed.as_secs_f64().max(1e-9);
+        bar.set_message(format!("{:.0} tokens/s", rate));
+        bar.inc(1);
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! The output contract: Arrow schema of every row (see `schemas/columns.json`), and conversion
+//! between rows and record batches.
+
+use std::sync::Arc;
+
+use anyhow::{anyhow, Context, Result};
+use arrow::array::{
+    Array, ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, Int64Builder,
+    LargeStringArray, ListArray, ListBuilder, RecordBatch, StringArray, StringBuilder,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use needlework_generators::{Instance, Metric};
+
+/// One output row: an instance and its identity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub id: String,
+    pub provenance_hash: String,
+    pub content_hash: String,
+    pub instance: Instance,
+}
+
+fn list_of(t: DataType) -> DataType {
+    DataType::List(Arc::new(Field::new("item", t, true)))
+}
+
+/// The schema every Parquet file of every task has.
+pub fn schema() -> SchemaRef {
+    use DataType::*;
+    let f = |name: &str, t: DataType| Field::new(name, t, false);
+    Arc::new(Schema::new(vec![
+        f("id", Utf8),
+        f("task", Utf8),
+        f("variant", Utf8),
+        f("input", LargeUtf8),
+        f("question", Utf8),
+        f("answer_prefix", Utf8),
+        f("target", Utf8),
+        f("answers", list_of(Utf8)),
+        f("labels", list_of(Utf8)),
+        f("metric", Utf8),
+        f("max_new_tokens", Int32),
+        f("target_length", Int64),
+        f("length", Int64),
+        f("tokenizer", Utf8),
+        Field::new("depth_percent", Float64, true),
+        f("needle_offsets", list_of(Int64)),
+        f("needle_depths", list_of(Float64)),
+        f("sample_index", Int64),
+        f("params", Utf8),
+        f("provenance_hash", Utf8),
+        f("content_hash", Utf8),
+        f("canary", Utf8),
+    ]))
+}
+
+fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(it))
+}
+
+fn string_lists<'a>(rows: &'a [Row], get: impl Fn(&'a Row) -> &'a [String]) -> ArrayRef {
+    let mut b = ListBuilder::new(StringBuilder::new());
+    for r in rows {
+        for s in get(r) {
+            b.values().append_value(s);
+        }
+        b.append(true);
+    }
+    Arc::new(b.finish())
+}
+
+/// Rows as one record batch.
+pub fn to_batch(rows: &[Row], canary: &str) -> Result<RecordBatch> {
+    fn i(r: &Row) -> &Instance {
+        &r.instance
+    }
+    let mut offsets = ListBuilder::new(Int64Builder::new());
+    let mut depths = ListBuilder::new(Float64Builder::new());
+    for r in rows {
+        for &o in &r.instance.needle_offsets {
+            offsets.values().append_value(o as i64);
+        }
+        offsets.append(true);
+        depths.values().append_slice(&r.instance.needle_depths);
+        depths.append(true);
+    }
+    let columns: Vec<ArrayRef> = vec![
+        strings(rows.iter().map(|r| r.id.as_str())),
+        strings(rows.iter().map(|r| i(r).task.as_str())),
+        strings(rows.iter().map(|r| i(r).variant.as_str())),
+        Arc::new(LargeStringArray::from_iter_values(
+            rows.iter().map(|r| i(r).input.as_str()),
+        )),
+        strings(rows.iter().map(|r| i(r).question.as_str())),
+        strings(rows.iter().map(|r| i(r).answer_prefix.as_str())),
+        strings(rows.iter().map(|r| i(r).target.as_str())),
+        string_lists(rows, |r| &r.instance.answers),
+        string_lists(rows, |r| &r.instance.labels),
+        strings(rows.iter().map(|r| i(r).metric.as_str())),
+        Arc::new(Int32Array::from_iter_values(
+            rows.iter().map(|r| i(r).max_new_tokens as i32),
+        )),
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|r| i(r).target_length as i64),
+        )),
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|r| i(r).length as i64),
+        )),
+        strings(rows.iter().map(|r| i(r).tokenizer.as_str())),
+        Arc::new(Float64Array::from_iter(
+            rows.iter().map(|r| i(r).depth_percent),
+        )),
+        Arc::new(offsets.finish()),
+        Arc::new(depths.finish()),
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|r| i(r).sample_index as i64),
+        )),
+        strings(rows.iter().map(|r| i(r).params.as_str())),
+        strings(rows.iter().map(|r| r.provenance_hash.as_str())),
+        strings(rows.iter().map(|r| r.content_hash.as_str())),
+        strings(rows.iter().map(|_| canary)),
+    ];
+    RecordBatch::try_new(schema(), columns).context("building a record batch")
+}
+
+fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| anyhow!("column '{name}' is missing"))?
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| anyhow!("column '{name}' has the wrong type"))
+}
+
+fn list_item<T: 'static + Clone>(list: &ListArray, i: usize, name: &str) -> Result<T> {
+    list.value(i)
+        .as_any()
+        .downcast_ref::<T>()
+        .cloned()
+        .ok_or_else(|| anyhow!("column '{name}' has the wrong item type"))
+}
+
+fn parse_metric(s: &str) -> Result<Metric> {
+    Ok(match s {
+        "all" => Metric::All,
+        "any" => Metric::Any,
+        "exact" => Metric::Exact,
+        "set" => Metric::Set,
+        "label" => Metric::Label,
+        other => return Err(anyhow!("unknown metric '{other}'")),
+    })
+}
+
+/// A row as stored, with its canary.
+pub struct StoredRow {
+    pub row: Row,
+    pub canary: String,
+}
+
+/// Read rows back from a record batch with this schema.
+pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredRow>> {
+    let s = |n: &str| column::<StringArray>(batch, n);
+    let (id, task, variant) = (s("id")?, s("task")?, s("variant")?);
+    let input = column::<LargeStringArray>(batch, "input")?;
+    let (question, prefix, target, metric) =
+        (s("question")?, s("answer_prefix")?, s("target")?, s("metric")?);
+    let answers = column::<ListArray>(batch, "answers")?;
+    let labels = column::<ListArray>(batch, "labels")?;
+    let mnt = column::<Int32Array>(batch, "max_new_tokens")?;
+    let tlen = column::<Int64Array>(batch, "target_length")?;
+    let len = column::<Int64Array>(batch, "length")?;
+    let tokenizer = s("tokenizer")?;
+    let depth = column::<Float64Array>(batch, "depth_percent")?;
+    let offs = column::<ListArray>(batch, "needle_offsets")?;
+    let depths = column::<ListArray>(batch, "needle_depths")?;
+    let sample = column::<Int64Array>(batch, "sample_index")?;
+    let params = s("params")?;
+    let (prov, content, canary) = (s("provenance_hash")?, s("content_hash")?, s("canary")?);
+    let str_list = |l: &ListArray, i: usize, n: &str| -> Result<Vec<String>> {
+        let a = list_item::<StringArray>(l, i, n)?;
+        Ok(a.iter().map(|x| x.unwrap_or_default().to_string()).collect())
+    };
+    let mut out = Vec::with_capacity(batch.num_rows());
+    for i in 0..batch.num_rows() {
+        let o = list_item::<Int64Array>(offs, i, "needle_offsets")?;
+        let d = list_item::<Float64Array>(depths, i, "needle_depths")?;
+        let instance = Instance {
+            task: task.value(i).to_string(),
+            variant: variant.value(i).to_string(),
+            input: input.value(i).to_string(),
+            question: question.value(i).to_string(),
+            answer_prefix: prefix.value(i).to_string(),
+            target: target.value(i).to_string(),
+            answers: str_list(answers, i, "answers")?,
+            labels: str_list(labels, i, "labels")?,
+            metric: parse_metric(metric.value(i))?,
+            max_new_tokens: mnt.value(i) as u32,
+            target_length: tlen.value(i) as u64,
+            length: len.value(i) as u64,
+            tokenizer: tokenizer.value(i).to_string(),
+            depth_percent: (!depth.is_null(i)).then(|| depth.value(i)),
+            needle_offsets: o.values().iter().map(|&x| x as u64).collect(),
+            needle_depths: d.values().to_vec(),
+            sample_index: sample.value(i) as u64,
+            params: params.value(i).to_string(),
+        };
+        out.push(StoredRow {
+            row: Row {
+                id: id.value(i).to_string(),
+                provenance_hash: prov.value(i).to_string(),
+                content_hash: content.value(i).to_string(),
+                instance,
+            },
+            canary: canary.value(i).to_string(),
+        });
+    }
+    Ok(out)
+}

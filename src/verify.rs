@@ -1,0 +1,197 @@
+//! `gen verify`: regenerate every row from the manifest and compare content hashes.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use needlework_generators::hash::content_hash;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use rayon::prelude::*;
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::config::{build_task, prepare_run};
+use crate::generate::{batch_size, cell_at, make_row};
+use crate::manifest::Manifest;
+use crate::progress::Progress;
+use crate::schema::from_batch;
+use crate::writer::hash_file;
+
+/// Check a dataset; print every problem; return whether it is intact.
+pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
+    let m = Manifest::read(dir)?;
+    let mut problems: Vec<String> = Vec::new();
+    let ours = needlework_generators::FORMAT_VERSION;
+    anyhow::ensure!(
+        m.generator.format_version == ours,
+        "{} was made with needlework format {}, this gen makes format {ours}: use needlework {}",
+        dir.display(),
+        m.generator.format_version,
+        m.generator.version
+    );
+    let r = &m.recipe;
+    let task = build_task(&r.options)?;
+    let run = prepare_run(
+        task.as_ref(),
+        &r.tokenizer,
+        &r.haystack,
+        &r.template,
+        r.seed,
+        Some(r.reserve),
+    )
+    .context("cannot rebuild the run the manifest describes")?;
+    for (what, recorded, now) in [
+        ("tokenizer", &r.tokenizer_id, run.tokenizer.id()),
+        ("haystack", &r.haystack_id, run.haystack.id()),
+        ("template", &r.template_hash, run.template.content_hash.clone()),
+    ] {
+        anyhow::ensure!(
+            *recorded == now,
+            "the {what} '{}' is not the one the dataset was made with (recorded {recorded}, found {now})",
+            match what {
+                "tokenizer" => &r.tokenizer,
+                "haystack" => &r.haystack,
+                _ => &r.template,
+            }
+        );
+    }
+    let config = r.config_name(task.as_ref());
+    if config != m.config {
+        problems.push(format!(
+            "manifest config '{}' does not match its recipe ('{config}')",
+            m.config
+        ));
+    }
+    let expected_rows = r.row_count();
+    if m.rows != expected_rows || m.files.iter().map(|f| f.rows).sum::<u64>() != expected_rows {
+        problems.push(format!(
+            "manifest lists {} rows, its recipe makes {expected_rows}",
+            m.rows
+        ));
+    }
+
+    // Files present that the manifest does not list.
+    let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+    if let Ok(entries) = std::fs::read_dir(dir.join(&m.config)) {
+        for e in entries.flatten() {
+            let rel = format!("{}/{}", m.config, e.file_name().to_string_lossy());
+            if rel.ends_with(".parquet") && !listed.contains(rel.as_str()) {
+                problems.push(format!("unexpected file {rel} (not in the manifest)"));
+            }
+        }
+    }
+
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let batch = batch_size(r, threads);
+    let progress = Progress::new(expected_rows, quiet, "verifying");
+    let mut dataset = Xxh3::new();
+    let mut index = 0u64;
+    let mut checked = 0u64;
+    for file in &m.files {
+        let path = dir.join(&file.path);
+        if !path.exists() {
+            problems.push(format!("missing file {}", file.path));
+            index += file.rows;
+            continue;
+        }
+        let (bytes, xxh3) = hash_file(&path)?;
+        if bytes != file.bytes || xxh3 != file.xxh3 {
+            problems.push(format!(
+                "file {} changed: {bytes} bytes, xxh3 {xxh3} (manifest: {} bytes, {})",
+                file.path, file.bytes, file.xxh3
+            ));
+        }
+        let start = index;
+        let read = (|| -> Result<u64> {
+            let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path)?)?
+                .with_batch_size(batch)
+                .build()?;
+            let mut in_file = 0u64;
+            for b in reader {
+                let stored = from_batch(&b?)?;
+                let base = index;
+                let fresh: Vec<Result<_>> = pool.install(|| {
+                    (0..stored.len() as u64)
+                        .into_par_iter()
+                        .map(|k| {
+                            let i = base + k;
+                            if i >= expected_rows {
+                                anyhow::bail!("more rows than the recipe makes");
+                            }
+                            make_row(task.as_ref(), &run, r, &cell_at(r, i))
+                        })
+                        .collect()
+                });
+                for (s, f) in stored.iter().zip(fresh) {
+                    let f = f?;
+                    dataset.update(f.content_hash.as_bytes());
+                    let recomputed = content_hash(&s.row.instance);
+                    if s.row.id != f.id
+                        || recomputed != f.content_hash
+                        || s.row.content_hash != f.content_hash
+                        || s.row.provenance_hash != f.provenance_hash
+                        || s.canary != r.canary
+                    {
+                        let what = if s.row.id != f.id {
+                            format!("expected row {} here", f.id)
+                        } else if recomputed != f.content_hash {
+                            "content differs from what its provenance regenerates".to_string()
+                        } else if s.canary != r.canary {
+                            "canary differs".to_string()
+                        } else {
+                            "stored hash differs".to_string()
+                        };
+                        problems.push(format!(
+                            "row {} ({} row {}): {what}",
+                            s.row.id,
+                            file.path,
+                            index - start
+                        ));
+                    }
+                    index += 1;
+                    in_file += 1;
+                    checked += 1;
+                    progress.advance(s.row.instance.length);
+                }
+            }
+            Ok(in_file)
+        })();
+        match read {
+            Ok(n) if n == file.rows => {}
+            Ok(n) => problems.push(format!(
+                "file {} has {n} rows, the manifest says {}",
+                file.path, file.rows
+            )),
+            Err(e) => {
+                problems.push(format!("cannot read file {}: {e:#}", file.path));
+                index = start + file.rows;
+            }
+        }
+    }
+    progress.finish();
+    let hash = format!("{:032x}", dataset.digest128());
+    if problems.is_empty() && hash != m.dataset_hash {
+        problems.push(format!(
+            "dataset hash {hash} differs from the manifest's {}",
+            m.dataset_hash
+        ));
+    }
+    if problems.is_empty() {
+        println!(
+            "ok: {checked} rows of {} regenerate identically (dataset hash {hash})",
+            m.config
+        );
+        Ok(true)
+    } else {
+        for p in &problems {
+            println!("mismatch: {p}");
+        }
+        println!(
+            "FAILED: {} problem(s) in {} ({checked} rows checked)",
+            problems.len(),
+            dir.display()
+        );
+        Ok(false)
+    }
+}

@@ -1,0 +1,293 @@
+//! Writes a dataset: Parquet shards (and optional JSON Lines) in Hugging Face's sharded naming,
+//! into a temporary sibling directory that is renamed into place only when everything is done.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::schema::{schema, to_batch, Row};
+
+/// A row group is closed once its rows hold this many bytes of text.
+const ROW_GROUP_BYTES: usize = 64 << 20;
+/// A file is closed once it holds this many bytes of text (unless --rows-per-file is given).
+const FILE_BYTES: u64 = 256 << 20;
+
+/// What the manifest records about one written file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileEntry {
+    /// Path relative to the dataset directory.
+    pub path: String,
+    pub rows: u64,
+    pub bytes: u64,
+    /// xxh3-128 of the file's bytes.
+    pub xxh3: String,
+}
+
+/// The temporary directory a dataset is built in; removed on drop unless committed.
+pub struct Staging {
+    pub dir: PathBuf,
+    committed: bool,
+}
+
+impl Staging {
+    /// Create an empty staging directory next to `out`.
+    pub fn create(out: &Path) -> Result<Staging> {
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "dataset".into());
+        let dir = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        if dir.exists() {
+            fs::remove_dir_all(&dir).ok();
+        }
+        fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Staging {
+            dir,
+            committed: false,
+        })
+    }
+
+    /// Move the finished dataset to `out`, replacing what is there (the caller checked --force).
+    pub fn commit(mut self, out: &Path) -> Result<()> {
+        if out.exists() {
+            let old = self.dir.with_extension("old");
+            fs::rename(out, &old)
+                .with_context(|| format!("cannot move aside {}", out.display()))?;
+            fs::rename(&self.dir, out)
+                .with_context(|| format!("cannot move the dataset to {}", out.display()))?;
+            fs::remove_dir_all(&old).ok();
+        } else {
+            fs::rename(&self.dir, out)
+                .with_context(|| format!("cannot move the dataset to {}", out.display()))?;
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            fs::remove_dir_all(&self.dir).ok();
+        }
+    }
+}
+
+/// Streams rows of one config into shards.
+pub struct ShardWriter {
+    root: PathBuf,
+    config: String,
+    split: String,
+    props: WriterProperties,
+    rows_per_file: Option<u64>,
+    canary: String,
+    jsonl: bool,
+    current: Option<OpenFile>,
+    pending: Vec<Row>,
+    pending_bytes: usize,
+    parts: Vec<(u64, bool)>,
+    dataset_hash: Xxh3,
+    rows: u64,
+}
+
+struct OpenFile {
+    parquet: ArrowWriter<BufWriter<File>>,
+    jsonl: Option<BufWriter<File>>,
+    rows: u64,
+    bytes: u64,
+}
+
+/// Writer properties that make file bytes reproducible and suit long text.
+pub fn writer_properties(compression: &str, canary: &str) -> Result<WriterProperties> {
+    let compression = match compression {
+        "zstd" => Compression::ZSTD(ZstdLevel::try_new(3)?),
+        "snappy" => Compression::SNAPPY,
+        _ => Compression::UNCOMPRESSED,
+    };
+    let input = ColumnPath::from("input");
+    Ok(WriterProperties::builder()
+        .set_compression(compression)
+        .set_created_by(format!("needlework {}", env!("CARGO_PKG_VERSION")))
+        .set_max_row_group_row_count(None)
+        .set_column_dictionary_enabled(input.clone(), false)
+        .set_column_statistics_enabled(input, EnabledStatistics::None)
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new("needlework.canary".into(), canary.to_string()),
+            KeyValue::new(
+                "needlework.notice".into(),
+                crate::manifest::CANARY_NOTICE.to_string(),
+            ),
+        ]))
+        .build())
+}
+
+impl ShardWriter {
+    pub fn new(
+        root: &Path,
+        config: &str,
+        split: &str,
+        compression: &str,
+        rows_per_file: Option<u64>,
+        canary: &str,
+        jsonl: bool,
+    ) -> Result<Self> {
+        fs::create_dir_all(root.join(config))?;
+        Ok(ShardWriter {
+            root: root.to_path_buf(),
+            config: config.to_string(),
+            split: split.to_string(),
+            props: writer_properties(compression, canary)?,
+            rows_per_file,
+            canary: canary.to_string(),
+            jsonl,
+            current: None,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            parts: Vec::new(),
+            dataset_hash: Xxh3::new(),
+            rows: 0,
+        })
+    }
+
+    fn part_path(&self, k: usize, ext: &str) -> PathBuf {
+        self.root.join(&self.config).join(format!("part-{k:05}.{ext}"))
+    }
+
+    /// Append one row (rows must arrive in dataset order).
+    pub fn push(&mut self, row: Row) -> Result<()> {
+        if self.current.is_none() {
+            let k = self.parts.len();
+            let file = File::create(self.part_path(k, "parquet"))?;
+            let parquet =
+                ArrowWriter::try_new(BufWriter::new(file), schema(), Some(self.props.clone()))?;
+            let jsonl = if self.jsonl {
+                Some(BufWriter::new(File::create(self.part_path(k, "jsonl"))?))
+            } else {
+                None
+            };
+            self.current = Some(OpenFile {
+                parquet,
+                jsonl,
+                rows: 0,
+                bytes: 0,
+            });
+            self.parts.push((0, self.jsonl));
+        }
+        let size = row.instance.input.len() + row.instance.params.len() + 256;
+        self.dataset_hash.update(row.content_hash.as_bytes());
+        self.rows += 1;
+        let Some(cur) = self.current.as_mut() else {
+            unreachable!("a file was just opened")
+        };
+        if let Some(j) = cur.jsonl.as_mut() {
+            serde_json::to_writer(&mut *j, &crate::manifest::row_json(&row, &self.canary))?;
+            j.write_all(b"\n")?;
+        }
+        cur.rows += 1;
+        cur.bytes += size as u64;
+        self.pending.push(row);
+        self.pending_bytes += size;
+        let file_full = match self.rows_per_file {
+            Some(n) => cur.rows >= n,
+            None => cur.bytes >= FILE_BYTES,
+        };
+        if self.pending_bytes >= ROW_GROUP_BYTES || file_full {
+            self.flush_group()?;
+        }
+        if file_full {
+            self.close_file()?;
+        }
+        Ok(())
+    }
+
+    fn flush_group(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let batch = to_batch(&self.pending, &self.canary)?;
+        if let Some(cur) = self.current.as_mut() {
+            cur.parquet.write(&batch)?;
+            cur.parquet.flush()?;
+        }
+        self.pending.clear();
+        self.pending_bytes = 0;
+        Ok(())
+    }
+
+    fn close_file(&mut self) -> Result<()> {
+        self.flush_group()?;
+        if let Some(cur) = self.current.take() {
+            let rows = cur.rows;
+            let mut inner = cur.parquet.into_inner()?;
+            inner.flush()?;
+            if let Some(mut j) = cur.jsonl {
+                j.flush()?;
+            }
+            if let Some(last) = self.parts.last_mut() {
+                last.0 = rows;
+            }
+        }
+        Ok(())
+    }
+
+    /// Close everything, give the shards their final names, and hash them.
+    /// Returns the file entries and the dataset hash (over the ordered content hashes).
+    pub fn finish(mut self) -> Result<(Vec<FileEntry>, String, u64)> {
+        self.close_file()?;
+        let n = self.parts.len();
+        let mut entries = Vec::with_capacity(n);
+        for (k, &(rows, jsonl)) in self.parts.iter().enumerate() {
+            let name = format!("{}-{k:05}-of-{n:05}", self.split);
+            let rel = format!("{}/{name}.parquet", self.config);
+            let dest = self.root.join(&rel);
+            fs::rename(self.part_path(k, "parquet"), &dest)?;
+            if jsonl {
+                fs::rename(
+                    self.part_path(k, "jsonl"),
+                    self.root.join(&self.config).join(format!("{name}.jsonl")),
+                )?;
+            }
+            let (bytes, xxh3) = hash_file(&dest)?;
+            entries.push(FileEntry {
+                path: rel,
+                rows,
+                bytes,
+                xxh3,
+            });
+        }
+        let hash = format!("{:032x}", self.dataset_hash.digest128());
+        Ok((entries, hash, self.rows))
+    }
+}
+
+/// Size and xxh3-128 of a file, streamed.
+pub fn hash_file(path: &Path) -> Result<(u64, String)> {
+    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut h = Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        total += n as u64;
+    }
+    Ok((total, format!("{:032x}", h.digest128())))
+}
