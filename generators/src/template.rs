@@ -102,10 +102,13 @@ fn locate(e: &minijinja::Error, name: &str, source: &str) -> TemplateError {
         (Some(l), None) => format!("{name}:{l}"),
         _ => name.to_string(),
     };
-    let message = match e.detail() {
+    let mut message = match e.detail() {
         Some(d) => format!("{}: {}", e.kind(), d),
         None => e.kind().to_string(),
     };
+    if let Some(snippet) = e.range().and_then(|r| source.get(r)) {
+        message.push_str(&format!(" at '{snippet}'"));
+    }
     TemplateError {
         location,
         message: message.split_whitespace().collect::<Vec<_>>().join(" "),

@@ -22,6 +22,8 @@ pub const SPACE: &str = " ";
 pub const PARAGRAPH: &str = "\n\n";
 
 const NOISE: &str = include_str!("../../../haystacks/noise.txt");
+/// How many copies of the noise text top up a distractor haystack.
+const TAIL_NOISE_REPEATS: usize = 8;
 
 /// One sentence with its leading separator, as it will appear in the context.
 #[derive(Debug, Clone)]
@@ -224,7 +226,6 @@ impl Haystack {
                     GenError::Internal("needles haystack without a distractor maker".into())
                 })?,
                 noise: CountedCorpus::count(noise_corpus(), tok)?,
-                noise_next: 0,
             },
         };
         Ok(UnitStream {
@@ -259,7 +260,6 @@ enum Source<'a> {
     Distractors {
         make: Box<dyn FnMut(&mut Rng) -> String + 'a>,
         noise: CountedCorpus,
-        noise_next: usize,
     },
 }
 
@@ -305,16 +305,21 @@ impl<'a> UnitStream<'a> {
     /// haystacks this comes from the noise text, so no distractor is ever cut in half.
     pub fn tail_unit(&mut self) -> Result<Option<Unit<'a>>, GenError> {
         match &mut self.source {
-            Source::Distractors {
-                noise, noise_next, ..
-            } => {
-                let i = *noise_next % noise.tokens.len();
-                *noise_next += 1;
-                let u = noise.unit(i);
+            Source::Distractors { noise, .. } => {
+                // The whole noise text a few times over: enough words to fill any gap smaller
+                // than a distractor.
+                let mut text = String::new();
+                for _ in 0..TAIL_NOISE_REPEATS {
+                    for (_, sentence) in &noise.corpus.sentences {
+                        text.push_str(SPACE);
+                        text.push_str(sentence);
+                    }
+                }
+                let tokens = self.tok.count(&text)?;
                 Ok(Some(Unit {
-                    text: Cow::Owned(u.text.into_owned()),
-                    sep_len: u.sep_len,
-                    tokens: u.tokens,
+                    text: Cow::Owned(text),
+                    sep_len: SPACE.len(),
+                    tokens,
                 }))
             }
             _ => Ok(None),

@@ -1,0 +1,166 @@
+"""Check needlework datasets with the reference tools, offline.
+
+  check_dataset.py lengths DIR [--tokenizer-file tokenizer.json]
+      Every row's `length` must equal the reference count of `input`: OpenAI tiktoken for the
+      built-in encodings (encode_ordinary), Hugging Face tokenizers for a tokenizer.json
+      (encode(text, add_special_tokens=False)). Every length must sit within the tolerance
+      below target - reserve, and every needle must start at its recorded token offset.
+  check_dataset.py loaders DIR CONFIG
+      datasets.load_dataset, pyarrow and duckdb must all read the dataset with the right rows
+      and column types.
+
+tiktoken normally downloads its encoding files. Here they come from the tiktoken-rs crate's
+sources (found under ~/.cargo/registry), placed in tiktoken's cache; tiktoken still checks their
+SHA-256 against OpenAI's published hashes, so they are the genuine files.
+"""
+import glob
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+TIKTOKEN_URLS = {
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+    "r50k_base": "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
+}
+
+
+def fail(msg):
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def tiktoken_encoding(name):
+    cache = os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(tempfile.gettempdir(), "needlework-tiktoken"))
+    os.makedirs(cache, exist_ok=True)
+    url = TIKTOKEN_URLS[name]
+    target = os.path.join(cache, hashlib.sha1(url.encode()).hexdigest())
+    if not os.path.exists(target):
+        home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
+        found = sorted(glob.glob(os.path.join(home, "registry/src/*/tiktoken-rs-*/assets", f"{name}.tiktoken")))
+        if not found:
+            fail(f"no {name}.tiktoken under {home}/registry (build the project first)")
+        shutil.copyfile(found[-1], target)
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
+def rows(directory):
+    import pyarrow.parquet as pq
+
+    manifest = json.load(open(os.path.join(directory, "manifest.json")))
+    for f in manifest["files"]:
+        table = pq.read_table(os.path.join(directory, f["path"]))
+        for row in table.to_pylist():
+            yield manifest, row
+
+
+def needle_texts(row):
+    params = json.loads(row["params"])
+    if row["task"] == "niah":
+        return [f"One of the access codes assigned to {n['key']} is {n['value']}." for n in params["needles"]]
+    return []
+
+
+def check_lengths(directory, tokenizer_file=None):
+    checked = 0
+    encoders = {}
+    for manifest, row in rows(directory):
+        tok = row["tokenizer"]
+        text = row["input"]
+        if tok.startswith("hf:"):
+            if tokenizer_file is None:
+                fail("dataset uses a tokenizer.json: pass --tokenizer-file")
+            if "hf" not in encoders:
+                from tokenizers import Tokenizer
+
+                t = Tokenizer.from_file(tokenizer_file)
+                t.no_truncation()
+                t.no_padding()
+                encoders["hf"] = t
+            enc = encoders["hf"].encode(text, add_special_tokens=False)
+            count = len(enc.ids)
+
+            def text_from(offset):
+                return text[enc.offsets[offset][0]:]
+        else:
+            if tok not in encoders:
+                encoders[tok] = tiktoken_encoding(tok)
+            ids = encoders[tok].encode_ordinary(text)
+            count = len(ids)
+
+            def text_from(offset, ids=ids, e=encoders[tok]):
+                return e.decode(ids[offset:offset + 400])
+
+        if count != row["length"]:
+            fail(f"row {row['id']}: length {row['length']} but reference count {count} ({tok})")
+        budget = row["target_length"] - manifest["recipe"]["reserve"]
+        tolerance = max(16, budget // 500)
+        if not (budget - tolerance <= count <= budget):
+            fail(f"row {row['id']}: length {count} outside [{budget - tolerance}, {budget}]")
+        for needle, offset in zip(needle_texts(row), row["needle_offsets"]):
+            if not text_from(offset).lstrip().startswith(needle):
+                fail(f"row {row['id']}: needle not at token offset {offset}: {text_from(offset)[:80]!r}")
+        if row["metric"] == "all":
+            for a in row["answers"]:
+                if a not in text:
+                    fail(f"row {row['id']}: answer {a} not in input")
+        checked += 1
+    if checked == 0:
+        fail("no rows checked")
+    print(f"ok: {checked} rows of {directory}: lengths equal the reference tokenizer, within tolerance, needles at their offsets")
+
+
+def check_loaders(directory, config):
+    import datasets
+    import duckdb
+    import pyarrow.dataset as ds
+
+    manifest = json.load(open(os.path.join(directory, "manifest.json")))
+    expected = manifest["rows"]
+    d = datasets.load_dataset(directory, config)
+    split = manifest["recipe"]["split"]
+    if d[split].num_rows != expected:
+        fail(f"datasets: {d[split].num_rows} rows, expected {expected}")
+    feats = d[split].features
+    want = {"input": "large_string", "length": "int64", "max_new_tokens": "int32", "depth_percent": "float64"}
+    for col, dtype in want.items():
+        if feats[col].dtype != dtype:
+            fail(f"datasets: column {col} is {feats[col].dtype}, expected {dtype}")
+    if not isinstance(d[split][0]["answers"], list):
+        fail("datasets: answers is not a list")
+
+    table = ds.dataset(os.path.join(directory, config), format="parquet").to_table()
+    if table.num_rows != expected:
+        fail(f"pyarrow: {table.num_rows} rows, expected {expected}")
+    if str(table.schema.field("input").type) != "large_string":
+        fail(f"pyarrow: input is {table.schema.field('input').type}")
+
+    con = duckdb.connect()
+    pattern = os.path.join(directory, config, "*.parquet")
+    n, mx = con.execute(
+        f"select count(*), max(length) from read_parquet('{pattern}') where length <= target_length"
+    ).fetchone()
+    if n != expected:
+        fail(f"duckdb: {n} rows, expected {expected}")
+    types = dict(con.execute(f"describe select * from read_parquet('{pattern}')").fetchall() and
+                 [(r[0], r[1]) for r in con.execute(f"describe select * from read_parquet('{pattern}')").fetchall()])
+    if types.get("answers") != "VARCHAR[]" or types.get("length") != "BIGINT":
+        fail(f"duckdb: unexpected types {types}")
+    print(f"ok: datasets, pyarrow and duckdb read {expected} rows of {config} (max length {mx})")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if len(args) >= 2 and args[0] == "lengths":
+        tf = args[args.index("--tokenizer-file") + 1] if "--tokenizer-file" in args else None
+        check_lengths(args[1], tf)
+    elif len(args) == 3 and args[0] == "loaders":
+        check_loaders(args[1], args[2])
+    else:
+        print(__doc__)
+        sys.exit(2)
