@@ -15,7 +15,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Needle in a haystack: find the values of keys hidden in long text.
-    Niah(NiahArgs),
+    Niah(Box<NiahArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
     /// Counts per task x length x depth, length statistics and hashes.

@@ -240,7 +240,9 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
         )));
     }
     if common.rows_per_file == Some(0) {
-        return Err(usage("invalid --rows-per-file 0: expected a positive number"));
+        return Err(usage(
+            "invalid --rows-per-file 0: expected a positive number",
+        ));
     }
     let threads = match common.threads {
         Some(0) => return Err(usage("invalid --threads 0: expected a positive number")),
@@ -249,7 +251,9 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
     };
     if let Some(c) = &common.canary {
         if c.trim().is_empty() || c.contains('\n') {
-            return Err(usage("invalid --canary: expected a non-empty single-line string"));
+            return Err(usage(
+                "invalid --canary: expected a non-empty single-line string",
+            ));
         }
     }
 
@@ -344,9 +348,8 @@ fn derived_canary(recipe: &Recipe) -> String {
 
 fn valid_split(s: &str) -> bool {
     !s.is_empty()
-        && s.split('.').all(|part| {
-            !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
-        })
+        && s.split('.')
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@ use parquet::arrow::ProjectionMask;
 
 use crate::usage;
 
-const FORMS: &str = "a .txt file, a directory of .txt files, file.jsonl[:field] or file.parquet[:column]";
+const FORMS: &str =
+    "a .txt file, a directory of .txt files, file.jsonl[:field] or file.parquet[:column]";
 
 /// Read the documents a `--haystack` path names, in a fixed order.
 pub fn read_documents(spec: &str) -> Result<Vec<String>> {
@@ -117,7 +118,10 @@ fn read_jsonl(path: &Path, field: &str) -> Result<Vec<String>> {
 
 fn read_parquet(path: &Path, column: &str) -> Result<Vec<String>> {
     let bad = |e: &dyn std::fmt::Display| {
-        usage(format!("cannot read Parquet corpus '{}': {e}", path.display()))
+        usage(format!(
+            "cannot read Parquet corpus '{}': {e}",
+            path.display()
+        ))
     };
     let file = fs::File::open(path).map_err(|e| bad(&e))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;

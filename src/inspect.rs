@@ -12,7 +12,13 @@ use parquet::arrow::ProjectionMask;
 use crate::manifest::Manifest;
 use crate::writer::hash_file;
 
-const COLUMNS: &[&str] = &["task", "variant", "target_length", "depth_percent", "length"];
+const COLUMNS: &[&str] = &[
+    "task",
+    "variant",
+    "target_length",
+    "depth_percent",
+    "length",
+];
 
 #[derive(Default)]
 struct Stats {
@@ -32,7 +38,11 @@ pub fn inspect(path: &Path) -> Result<()> {
     } else {
         (vec![path.to_path_buf()], None)
     };
-    anyhow::ensure!(!files.is_empty(), "no Parquet files under {}", path.display());
+    anyhow::ensure!(
+        !files.is_empty(),
+        "no Parquet files under {}",
+        path.display()
+    );
     let mut cells: BTreeMap<(String, String, i64, i64), Stats> = BTreeMap::new();
     println!("files:");
     for f in &files {
@@ -125,7 +135,10 @@ pub fn inspect(path: &Path) -> Result<()> {
     }
     if let Some(m) = manifest {
         println!();
-        println!("config {}: {} rows, dataset hash {}", m.config, m.rows, m.dataset_hash);
+        println!(
+            "config {}: {} rows, dataset hash {}",
+            m.config, m.rows, m.dataset_hash
+        );
         println!("canary {}", m.recipe.canary);
     }
     Ok(())

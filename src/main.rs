@@ -71,7 +71,10 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             } else {
                 let msg = format!("{e:#}");
-                eprintln!("error: {}", msg.split_whitespace().collect::<Vec<_>>().join(" "));
+                eprintln!(
+                    "error: {}",
+                    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+                );
                 ExitCode::from(1)
             }
         }
@@ -97,11 +100,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )));
             }
             let ok = verify::verify(&args.dir, args.threads, args.quiet)?;
-            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Inspect(args) => {
             if !args.path.exists() {
-                return Err(usage(format!("{}: no such file or directory", args.path.display())));
+                return Err(usage(format!(
+                    "{}: no such file or directory",
+                    args.path.display()
+                )));
             }
             inspect::inspect(&args.path)?;
             Ok(ExitCode::SUCCESS)
@@ -132,15 +142,27 @@ fn list(what: Option<&str>) -> anyhow::Result<()> {
         for (name, about) in tokenizer::BUILTIN_TOKENIZERS {
             println!("  {name:<12} {about}");
         }
-        println!("  {:<12} any Hugging Face tokenizer.json, loaded offline", "PATH");
+        println!(
+            "  {:<12} any Hugging Face tokenizer.json, loaded offline",
+            "PATH"
+        );
     }
     if all || what == "haystacks" {
         println!("haystacks:");
         for (name, about) in [
-            ("generated", "our own essay-like prose, new for every seed (default)"),
+            (
+                "generated",
+                "our own essay-like prose, new for every seed (default)",
+            ),
             ("noise", "a few plain sentences, repeated"),
-            ("needles", "distractor needles of the same form as the real one (niah)"),
-            ("PATH", "a .txt file, a directory of .txt, file.jsonl[:field], file.parquet[:column]"),
+            (
+                "needles",
+                "distractor needles of the same form as the real one (niah)",
+            ),
+            (
+                "PATH",
+                "a .txt file, a directory of .txt, file.jsonl[:field], file.parquet[:column]",
+            ),
         ] {
             println!("  {name:<12} {about}");
         }

@@ -162,8 +162,12 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredRow>> {
     let s = |n: &str| column::<StringArray>(batch, n);
     let (id, task, variant) = (s("id")?, s("task")?, s("variant")?);
     let input = column::<LargeStringArray>(batch, "input")?;
-    let (question, prefix, target, metric) =
-        (s("question")?, s("answer_prefix")?, s("target")?, s("metric")?);
+    let (question, prefix, target, metric) = (
+        s("question")?,
+        s("answer_prefix")?,
+        s("target")?,
+        s("metric")?,
+    );
     let answers = column::<ListArray>(batch, "answers")?;
     let labels = column::<ListArray>(batch, "labels")?;
     let mnt = column::<Int32Array>(batch, "max_new_tokens")?;
@@ -178,7 +182,9 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredRow>> {
     let (prov, content, canary) = (s("provenance_hash")?, s("content_hash")?, s("canary")?);
     let str_list = |l: &ListArray, i: usize, n: &str| -> Result<Vec<String>> {
         let a = list_item::<StringArray>(l, i, n)?;
-        Ok(a.iter().map(|x| x.unwrap_or_default().to_string()).collect())
+        Ok(a.iter()
+            .map(|x| x.unwrap_or_default().to_string())
+            .collect())
     };
     let mut out = Vec::with_capacity(batch.num_rows());
     for i in 0..batch.num_rows() {

@@ -43,7 +43,11 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
     for (what, recorded, now) in [
         ("tokenizer", &r.tokenizer_id, run.tokenizer.id()),
         ("haystack", &r.haystack_id, run.haystack.id()),
-        ("template", &r.template_hash, run.template.content_hash.clone()),
+        (
+            "template",
+            &r.template_hash,
+            run.template.content_hash.clone(),
+        ),
     ] {
         anyhow::ensure!(
             *recorded == now,
@@ -81,8 +85,11 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
         }
     }
 
-    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let threads =
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
     let batch = batch_size(r, threads);
     let progress = Progress::new(expected_rows, quiet, "verifying");
     let mut dataset = Xxh3::new();

@@ -165,7 +165,9 @@ impl ShardWriter {
     }
 
     fn part_path(&self, k: usize, ext: &str) -> PathBuf {
-        self.root.join(&self.config).join(format!("part-{k:05}.{ext}"))
+        self.root
+            .join(&self.config)
+            .join(format!("part-{k:05}.{ext}"))
     }
 
     /// Append one row (rows must arrive in dataset order).

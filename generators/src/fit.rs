@@ -180,6 +180,7 @@ pub fn fit(
                 input.push_str(text);
             }
         };
+        #[allow(clippy::needless_range_loop)] // b also indexes boundaries past the units
         for b in 0..=n + 1 {
             while next_needle < order.len() && boundary_of[order[next_needle]] == b {
                 let i = order[next_needle];
@@ -282,7 +283,13 @@ mod tests {
 
     #[test]
     fn generated_haystack_fits_every_budget_and_tokenizer() {
-        for tok in [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Gpt2, Tokenizer::Words, Tokenizer::Chars] {
+        for tok in [
+            Tokenizer::O200k,
+            Tokenizer::Cl100k,
+            Tokenizer::Gpt2,
+            Tokenizer::Words,
+            Tokenizer::Chars,
+        ] {
             let hay = Haystack::prepare(HaystackKind::Generated, None, &tok).unwrap();
             for (i, budget) in [200usize, 1000, 3968, 9000].into_iter().enumerate() {
                 for depth in [0.0, 33.0, 50.0, 100.0] {
@@ -294,12 +301,22 @@ mod tests {
                     }];
                     let f = fit(&tok, &frame(), &needles, &mut stream, budget).unwrap();
                     assert_eq!(f.length, tok.count(&f.input).unwrap());
-                    assert!(f.length <= budget && f.length + tolerance(budget) >= budget,
-                        "{} budget {budget}: {}", tok.id(), f.length);
+                    assert!(
+                        f.length <= budget && f.length + tolerance(budget) >= budget,
+                        "{} budget {budget}: {}",
+                        tok.id(),
+                        f.length
+                    );
                     let slack = if budget >= 3000 { 3.0 } else { 50.0 };
-                    assert!((f.needle_depths[0] - depth).abs() <= slack,
-                        "{} budget {budget} depth {depth}: {}", tok.id(), f.needle_depths[0]);
-                    assert!(f.input.starts_with(&frame().prefix) && f.input.ends_with(&frame().suffix));
+                    assert!(
+                        (f.needle_depths[0] - depth).abs() <= slack,
+                        "{} budget {budget} depth {depth}: {}",
+                        tok.id(),
+                        f.needle_depths[0]
+                    );
+                    assert!(
+                        f.input.starts_with(&frame().prefix) && f.input.ends_with(&frame().suffix)
+                    );
                 }
             }
         }
@@ -309,10 +326,18 @@ mod tests {
     fn offsets_point_at_the_needle() {
         let tok = Tokenizer::O200k;
         let hay = Haystack::prepare(HaystackKind::Generated, None, &tok).unwrap();
-        let mut stream = hay.stream(&tok, Rng::from_seed_u64(1, Stream::Haystack), None).unwrap();
+        let mut stream = hay
+            .stream(&tok, Rng::from_seed_u64(1, Stream::Haystack), None)
+            .unwrap();
         let needles = [
-            NeedleSpec { text: "First needle 1111111.".into(), depth: 25.0 },
-            NeedleSpec { text: "Second needle 2222222.".into(), depth: 75.0 },
+            NeedleSpec {
+                text: "First needle 1111111.".into(),
+                depth: 25.0,
+            },
+            NeedleSpec {
+                text: "Second needle 2222222.".into(),
+                depth: 75.0,
+            },
         ];
         let f = fit(&tok, &frame(), &needles, &mut stream, 2000).unwrap();
         let ids = bpe_openai::o200k_base().encode(f.input.as_str());
@@ -328,22 +353,33 @@ mod tests {
     fn tiny_budget_is_too_short() {
         let tok = Tokenizer::O200k;
         let hay = Haystack::prepare(HaystackKind::Generated, None, &tok).unwrap();
-        let mut stream = hay.stream(&tok, Rng::from_seed_u64(1, Stream::Haystack), None).unwrap();
+        let mut stream = hay
+            .stream(&tok, Rng::from_seed_u64(1, Stream::Haystack), None)
+            .unwrap();
         let e = fit(&tok, &frame(), &[], &mut stream, 5).unwrap_err();
         assert!(matches!(e, GenError::TooShort { .. }), "{e}");
     }
 
     #[test]
     fn corpus_with_long_sentences_still_fits() {
-        let long: String = (0..400).map(|i| format!("word{} ", i % 37)).collect::<String>() + ".";
+        let long: String = (0..400)
+            .map(|i| format!("word{} ", i % 37))
+            .collect::<String>()
+            + ".";
         let docs = vec![format!("{long} Short one. {long}")];
         let corpus = Arc::new(Corpus::from_documents("long", &docs).unwrap());
         let tok = Tokenizer::Cl100k;
         let hay = Haystack::prepare(HaystackKind::Corpus, Some(corpus), &tok).unwrap();
         for budget in [300usize, 2500] {
-            let mut stream = hay.stream(&tok, Rng::from_seed_u64(4, Stream::Haystack), None).unwrap();
+            let mut stream = hay
+                .stream(&tok, Rng::from_seed_u64(4, Stream::Haystack), None)
+                .unwrap();
             let f = fit(&tok, &frame(), &[], &mut stream, budget).unwrap();
-            assert!(f.length <= budget && f.length + tolerance(budget) >= budget, "{}", f.length);
+            assert!(
+                f.length <= budget && f.length + tolerance(budget) >= budget,
+                "{}",
+                f.length
+            );
         }
     }
 }

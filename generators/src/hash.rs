@@ -135,7 +135,19 @@ mod tests {
 
     #[test]
     fn golden_provenance() {
-        let h = provenance_hash("niah", "single", "{}", 7, 32768, Some(50.0), 0, "t", "h", "o200k_base", 128);
+        let h = provenance_hash(
+            "niah",
+            "single",
+            "{}",
+            7,
+            32768,
+            Some(50.0),
+            0,
+            "t",
+            "h",
+            "o200k_base",
+            128,
+        );
         assert_eq!(h, GOLDEN);
     }
 

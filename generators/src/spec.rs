@@ -55,11 +55,16 @@ pub fn parse_lengths(s: &str, allow_zero: bool) -> Result<Vec<u64>, String> {
         }
     }
     if !allow_zero && out.contains(&0) {
-        return Err(format!("invalid --len value '{s}': lengths must be positive"));
+        return Err(format!(
+            "invalid --len value '{s}': lengths must be positive"
+        ));
     }
     out.sort_unstable();
     if let Some(w) = out.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("invalid --len value '{s}': the length {} is listed twice", w[0]));
+        return Err(format!(
+            "invalid --len value '{s}': the length {} is listed twice",
+            w[0]
+        ));
     }
     Ok(out)
 }
@@ -94,7 +99,10 @@ pub fn parse_depths(s: &str) -> Result<Vec<f64>, String> {
     }
     out.sort_by(f64::total_cmp);
     if let Some(w) = out.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("invalid --depths value '{s}': the depth {} is listed twice", w[0]));
+        return Err(format!(
+            "invalid --depths value '{s}': the depth {} is listed twice",
+            w[0]
+        ));
     }
     Ok(out)
 }
@@ -105,14 +113,28 @@ mod tests {
 
     #[test]
     fn lengths() {
-        assert_eq!(parse_lengths("4k,32k,1m", false).unwrap(), vec![4096, 32768, 1048576]);
+        assert_eq!(
+            parse_lengths("4k,32k,1m", false).unwrap(),
+            vec![4096, 32768, 1048576]
+        );
         assert_eq!(parse_lengths("32000", false).unwrap(), vec![32000]);
         assert_eq!(
             parse_lengths("4k..32k", false).unwrap(),
             vec![4096, 8192, 16384, 32768]
         );
         assert_eq!(parse_lengths("0,1k", true).unwrap(), vec![0, 1024]);
-        for bad in ["0", "12q", "", "k", "-5", "1.5k", "4k,4k", "8k..4k", "100m", "99999999999999999999"] {
+        for bad in [
+            "0",
+            "12q",
+            "",
+            "k",
+            "-5",
+            "1.5k",
+            "4k,4k",
+            "8k..4k",
+            "100m",
+            "99999999999999999999",
+        ] {
             let e = parse_lengths(bad, false).unwrap_err();
             assert!(e.contains("--len") && !e.contains('\n'), "{bad}: {e}");
         }

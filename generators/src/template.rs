@@ -70,8 +70,7 @@ impl Template {
         let (Some(suffix), None) = (parts.next(), parts.next()) else {
             return Err(TemplateError {
                 location: self.name.clone(),
-                message: "the template must output {{ context }} exactly once, unfiltered"
-                    .into(),
+                message: "the template must output {{ context }} exactly once, unfiltered".into(),
             });
         };
         Ok(Frame {
@@ -125,7 +124,8 @@ mod tests {
 
     #[test]
     fn frames_around_the_context_and_keeps_newlines() {
-        let t = Template::compile("t.j2", "Read <b>this</b>:\n{{ context }}\n{{ question }}\n").unwrap();
+        let t = Template::compile("t.j2", "Read <b>this</b>:\n{{ context }}\n{{ question }}\n")
+            .unwrap();
         let f = t.frame(&vars()).unwrap();
         assert_eq!(f.prefix, "Read <b>this</b>:\n");
         assert_eq!(f.suffix, "\nQ?\n");

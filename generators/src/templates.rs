@@ -3,8 +3,16 @@
 
 /// (task, name, source) of every built-in template; the first per task is its default.
 pub const BUILTIN: &[(&str, &str, &str)] = &[
-    ("niah", "default", include_str!("../../templates/niah/default.j2")),
-    ("niah", "plain", include_str!("../../templates/niah/plain.j2")),
+    (
+        "niah",
+        "default",
+        include_str!("../../templates/niah/default.j2"),
+    ),
+    (
+        "niah",
+        "plain",
+        include_str!("../../templates/niah/plain.j2"),
+    ),
 ];
 
 /// The built-in template `name` of `task`.

@@ -65,7 +65,10 @@ pub struct HfTokenizer {
 
 /// The names accepted by `--tokenizer` besides a path, with a line on each.
 pub const BUILTIN_TOKENIZERS: &[(&str, &str)] = &[
-    ("o200k", "OpenAI o200k_base (GPT-4o, o1, o3, GPT-4.1); the default"),
+    (
+        "o200k",
+        "OpenAI o200k_base (GPT-4o, o1, o3, GPT-4.1); the default",
+    ),
     ("cl100k", "OpenAI cl100k_base (GPT-4, GPT-3.5-turbo)"),
     ("gpt2", "OpenAI r50k_base (GPT-2, GPT-3); BABILong's unit"),
     ("words", "whitespace-separated words, no model needed"),
@@ -103,16 +106,17 @@ impl Tokenizer {
 
     /// Build from the bytes of a tokenizer.json (`path` only names it in messages).
     pub fn from_json_bytes(bytes: &[u8], path: &Path) -> Result<Self, TokenizerError> {
-        let mut inner = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| {
-            TokenizerError::Malformed {
+        let mut inner =
+            tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| TokenizerError::Malformed {
                 path: path.to_path_buf(),
                 message: one_line(&e.to_string()),
-            }
-        })?;
-        inner.with_truncation(None).map_err(|e| TokenizerError::Malformed {
-            path: path.to_path_buf(),
-            message: one_line(&e.to_string()),
-        })?;
+            })?;
+        inner
+            .with_truncation(None)
+            .map_err(|e| TokenizerError::Malformed {
+                path: path.to_path_buf(),
+                message: one_line(&e.to_string()),
+            })?;
         inner.with_padding(None);
         let file_hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes));
         Ok(Tokenizer::HuggingFace(Arc::new(HfTokenizer {
@@ -243,7 +247,8 @@ fn one_line(s: &str) -> String {
 mod tests {
     use super::*;
 
-    const SAMPLE: &str = "The quiet harbor keeps its own counsel.  Ships   arrive\n\nat dawn; 1234567 gulls!";
+    const SAMPLE: &str =
+        "The quiet harbor keeps its own counsel.  Ships   arrive\n\nat dawn; 1234567 gulls!";
 
     #[test]
     fn builtin_counts_match_reference_values() {
@@ -260,7 +265,10 @@ mod tests {
         match tok {
             Tokenizer::O200k => {
                 let t = bpe_openai::o200k_base();
-                t.encode(text).iter().map(|&id| t.bpe.token_len(id)).collect()
+                t.encode(text)
+                    .iter()
+                    .map(|&id| t.bpe.token_len(id))
+                    .collect()
             }
             Tokenizer::Gpt2 => {
                 let t = tiktoken_rs::r50k_base_singleton();
@@ -289,10 +297,16 @@ mod tests {
             for (m, off) in marks.iter().zip(&offsets) {
                 let start: usize = lens[..*off].iter().sum();
                 let end = start + lens.get(*off).copied().unwrap_or(0);
-                assert!(start <= *m && *m < end.max(start + 1), "{} mark {m}: token {off} spans {start}..{end}", tok.id());
+                assert!(
+                    start <= *m && *m < end.max(start + 1),
+                    "{} mark {m}: token {off} spans {start}..{end}",
+                    tok.id()
+                );
             }
         }
-        let (n, offs) = Tokenizer::Words.count_with_marks("ab  cd ef", &[0, 3, 4, 9]).unwrap();
+        let (n, offs) = Tokenizer::Words
+            .count_with_marks("ab  cd ef", &[0, 3, 4, 9])
+            .unwrap();
         assert_eq!((n, offs), (3, vec![0, 1, 1, 3]));
     }
 

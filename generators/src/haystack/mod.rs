@@ -49,6 +49,9 @@ impl<'a> Unit<'a> {
     }
 }
 
+/// Makes one distractor needle from the haystack stream (for the `needles` haystack).
+pub type DistractorMaker<'a> = Box<dyn FnMut(&mut Rng) -> String + 'a>;
+
 /// Which haystack a run uses, before preparation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HaystackKind {
@@ -206,17 +209,14 @@ impl Haystack {
         &'a self,
         tok: &'a Tokenizer,
         rng: Rng,
-        distractor: Option<Box<dyn FnMut(&mut Rng) -> String + 'a>>,
+        distractor: Option<DistractorMaker<'a>>,
     ) -> Result<UnitStream<'a>, GenError> {
         let source = match self {
             Haystack::Generated(prose) => Source::Prose {
                 prose,
                 state: ProseState::default(),
             },
-            Haystack::Noise(c) => Source::Cyclic {
-                corpus: c,
-                next: 0,
-            },
+            Haystack::Noise(c) => Source::Cyclic { corpus: c, next: 0 },
             Haystack::Corpus(c) => Source::Cyclic {
                 corpus: c,
                 next: usize::MAX,
@@ -240,12 +240,17 @@ impl Haystack {
 fn noise_corpus() -> Arc<Corpus> {
     let docs = [NOISE.lines().collect::<Vec<_>>().join(" ")];
     // The shipped noise text always has several sentences.
-    Arc::new(Corpus::from_documents("noise", &docs).unwrap_or_else(|_| Corpus {
-        sentences: vec![(SPACE, "Nothing happens.".into()), (SPACE, "Time goes by.".into())],
-        doc_starts: vec![0],
-        content_hash: String::new(),
-        name: "noise".into(),
-    }))
+    Arc::new(
+        Corpus::from_documents("noise", &docs).unwrap_or_else(|_| Corpus {
+            sentences: vec![
+                (SPACE, "Nothing happens.".into()),
+                (SPACE, "Time goes by.".into()),
+            ],
+            doc_starts: vec![0],
+            content_hash: String::new(),
+            name: "noise".into(),
+        }),
+    )
 }
 
 enum Source<'a> {
@@ -258,7 +263,7 @@ enum Source<'a> {
         next: usize,
     },
     Distractors {
-        make: Box<dyn FnMut(&mut Rng) -> String + 'a>,
+        make: DistractorMaker<'a>,
         noise: CountedCorpus,
     },
 }
@@ -342,7 +347,10 @@ mod tests {
 
     #[test]
     fn corpus_stream_wraps_and_keeps_text() {
-        let docs = vec!["Alpha one. Alpha two.".to_string(), "Beta one! Beta two?".to_string()];
+        let docs = vec![
+            "Alpha one. Alpha two.".to_string(),
+            "Beta one! Beta two?".to_string(),
+        ];
         let corpus = Arc::new(Corpus::from_documents("t", &docs).unwrap());
         let tok = Tokenizer::Words;
         let hay = Haystack::prepare(HaystackKind::Corpus, Some(corpus), &tok).unwrap();

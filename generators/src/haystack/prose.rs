@@ -11,9 +11,18 @@ use crate::rng::Rng;
 const GRAMMAR: &str = include_str!("../../../haystacks/prose.grammar");
 const WORD_LISTS: &[(&str, &str)] = &[
     ("noun", include_str!("../../../haystacks/words/noun.txt")),
-    ("people", include_str!("../../../haystacks/words/people.txt")),
-    ("adjective", include_str!("../../../haystacks/words/adjective.txt")),
-    ("adverb", include_str!("../../../haystacks/words/adverb.txt")),
+    (
+        "people",
+        include_str!("../../../haystacks/words/people.txt"),
+    ),
+    (
+        "adjective",
+        include_str!("../../../haystacks/words/adjective.txt"),
+    ),
+    (
+        "adverb",
+        include_str!("../../../haystacks/words/adverb.txt"),
+    ),
     ("mass", include_str!("../../../haystacks/words/mass.txt")),
     ("verb", include_str!("../../../haystacks/words/verb.txt")),
 ];
@@ -120,9 +129,10 @@ impl Prose {
         for (name, body) in &bodies {
             let mut alternatives = Vec::new();
             for alt in body.split(" | ") {
-                alternatives.push(parse_alternative(alt.trim(), &names, &list_ids).map_err(
-                    |e| format!("grammar rule '{name}': {e}"),
-                )?);
+                alternatives.push(
+                    parse_alternative(alt.trim(), &names, &list_ids)
+                        .map_err(|e| format!("grammar rule '{name}': {e}"))?,
+                );
             }
             rules.push(alternatives);
         }
@@ -251,10 +261,13 @@ fn parse_alternative(
 /// Resolve article marks, capitalise, and make sure the sentence ends with punctuation.
 fn finish_sentence(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len() + 4);
-    let mut chars = raw.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
+    for (i, c) in raw.char_indices() {
         if c == ARTICLE_MARK {
-            let next_word = raw[i + c.len_utf8()..].trim_start().split(' ').next().unwrap_or("");
+            let next_word = raw[i + c.len_utf8()..]
+                .trim_start()
+                .split(' ')
+                .next()
+                .unwrap_or("");
             out.push_str(if takes_an(next_word) { "an" } else { "a" });
         } else {
             out.push(c);
@@ -272,10 +285,16 @@ fn finish_sentence(raw: &str) -> String {
 
 fn takes_an(word: &str) -> bool {
     let lower = word.to_ascii_lowercase();
-    if ["honest", "hour", "honor"].iter().any(|w| lower.starts_with(w)) {
+    if ["honest", "hour", "honor"]
+        .iter()
+        .any(|w| lower.starts_with(w))
+    {
         return true;
     }
-    if ["use", "usu", "uni", "one"].iter().any(|w| lower.starts_with(w)) {
+    if ["use", "usu", "uni", "one"]
+        .iter()
+        .any(|w| lower.starts_with(w))
+    {
         return false;
     }
     lower.starts_with(['a', 'e', 'i', 'o', 'u'])
@@ -284,9 +303,7 @@ fn takes_an(word: &str) -> bool {
 fn third_person(base: &str) -> String {
     if base.ends_with(['s', 'x', 'z', 'o']) || base.ends_with("sh") || base.ends_with("ch") {
         format!("{base}es")
-    } else if base.ends_with('y')
-        && !base[..base.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u'])
-    {
+    } else if base.ends_with('y') && !base[..base.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']) {
         format!("{}ies", &base[..base.len() - 1])
     } else {
         format!("{base}s")

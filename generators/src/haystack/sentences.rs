@@ -7,10 +7,10 @@
 /// Abbreviations (lower-case, without the final period) after which a period does not end a
 /// sentence.
 const ABBREVIATIONS: &[&str] = &[
-    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "cf",
-    "no", "fig", "figs", "vol", "pp", "ch", "inc", "ltd", "co", "corp", "gen", "col", "capt",
-    "lt", "sgt", "rev", "hon", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
-    "oct", "nov", "dec", "approx", "dept", "est", "al", "ed", "eds",
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "cf", "no",
+    "fig", "figs", "vol", "pp", "ch", "inc", "ltd", "co", "corp", "gen", "col", "capt", "lt",
+    "sgt", "rev", "hon", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct",
+    "nov", "dec", "approx", "dept", "est", "al", "ed", "eds",
 ];
 
 const CLOSERS: &[char] = &['"', '\'', '”', '’', ')', ']', '»', '」', '』', '）'];
@@ -34,12 +34,14 @@ pub fn split_sentences(paragraph: &str) -> Vec<String> {
             {
                 j += 1;
             }
-            let end = if j < chars.len() { chars[j].0 } else { text.len() };
+            let end = if j < chars.len() {
+                chars[j].0
+            } else {
+                text.len()
+            };
             let followed_by_space = j >= chars.len() || chars[j].1 == ' ';
             // A lower-case word after the terminator continues the sentence ("Hi!" she said).
-            let next_lower = chars
-                .get(j + 1)
-                .is_some_and(|&(_, n)| n.is_lowercase());
+            let next_lower = chars.get(j + 1).is_some_and(|&(_, n)| n.is_lowercase());
             let boundary = if full_width {
                 true
             } else {
@@ -129,7 +131,15 @@ mod tests {
     #[test]
     fn splits_full_width_and_keeps_decimals() {
         let s = split_sentences("今日は晴れ。明日は雨！ The value 3.14 is pi. Done");
-        assert_eq!(s, vec!["今日は晴れ。", "明日は雨！", "The value 3.14 is pi.", "Done"]);
+        assert_eq!(
+            s,
+            vec![
+                "今日は晴れ。",
+                "明日は雨！",
+                "The value 3.14 is pi.",
+                "Done"
+            ]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::json;
 
 use crate::fit::{fit, NeedleSpec};
-use crate::haystack::Haystack;
+use crate::haystack::{DistractorMaker, Haystack};
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
 
@@ -253,7 +253,11 @@ impl Niah {
             }
             Spread::Even => {
                 // Through whichever side of the first needle has more room.
-                let (lo, hi) = if 100.0 - depth >= depth { (depth, 100.0) } else { (depth, 0.0) };
+                let (lo, hi) = if 100.0 - depth >= depth {
+                    (depth, 100.0)
+                } else {
+                    (depth, 0.0)
+                };
                 let m = count as f64;
                 out.extend((1..count).map(|i| lo + (hi - lo) * i as f64 / m));
             }
@@ -348,7 +352,10 @@ impl Task for Niah {
     }
 
     fn example_vars(&self) -> BTreeMap<&'static str, String> {
-        BTreeMap::from([("question", "What is the access code assigned to x?".to_string())])
+        BTreeMap::from([(
+            "question",
+            "What is the access code assigned to x?".to_string(),
+        )])
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
@@ -359,7 +366,9 @@ impl Task for Niah {
         };
         let c = self.content(&cell, run.seed);
         let (question, _) = self.question(&c.asked);
-        let frame = run.template.frame(&BTreeMap::from([("question", question)]))?;
+        let frame = run
+            .template
+            .frame(&BTreeMap::from([("question", question)]))?;
         let tok = &run.tokenizer;
         let mut need = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
         for (k, v) in &c.needles {
@@ -387,17 +396,16 @@ impl Task for Niah {
             .collect();
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let hay_rng = Rng::from_key(c.coords_key, Stream::Haystack);
-        let distractor: Option<Box<dyn FnMut(&mut Rng) -> String + '_>> =
-            if matches!(run.haystack, Haystack::Needles) {
-                let mut used = c.used.clone();
-                Some(Box::new(move |rng: &mut Rng| {
-                    let k = self.fresh(self.key_type, rng, &mut used);
-                    let v = self.fresh(self.value_type, rng, &mut used);
-                    Self::needle_sentence(&k, &v)
-                }))
-            } else {
-                None
-            };
+        let distractor: Option<DistractorMaker<'_>> = if matches!(run.haystack, Haystack::Needles) {
+            let mut used = c.used.clone();
+            Some(Box::new(move |rng: &mut Rng| {
+                let k = self.fresh(self.key_type, rng, &mut used);
+                let v = self.fresh(self.value_type, rng, &mut used);
+                Self::needle_sentence(&k, &v)
+            }))
+        } else {
+            None
+        };
         let mut stream = run.haystack.stream(&run.tokenizer, hay_rng, distractor)?;
         let fitted = fit(&run.tokenizer, &frame, &needle_specs, &mut stream, budget)?;
 
@@ -454,16 +462,28 @@ mod tests {
         Run {
             haystack: Haystack::prepare(kind, None, &tok).unwrap(),
             tokenizer: tok,
-            template: Template::compile("default.j2", templates::builtin("niah", "default").unwrap())
-                .unwrap(),
+            template: Template::compile(
+                "default.j2",
+                templates::builtin("niah", "default").unwrap(),
+            )
+            .unwrap(),
             seed: 7,
             reserve: 128,
         }
     }
 
     fn niah(variant: &str) -> Niah {
-        Niah::new(variant, None, None, None, ItemType::Words, ItemType::Numbers, None, Spread::Random)
-            .unwrap()
+        Niah::new(
+            variant,
+            None,
+            None,
+            None,
+            ItemType::Words,
+            ItemType::Numbers,
+            None,
+            Spread::Random,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -472,12 +492,27 @@ mod tests {
         for (name, k, v, q, absent) in VARIANTS {
             let task = niah(name);
             assert_eq!(task.variant(), *name);
-            let cell = Cell { length: 4096, depth: Some(30.0), sample: 2 };
+            let cell = Cell {
+                length: 4096,
+                depth: Some(30.0),
+                sample: 2,
+            };
             let inst = task.generate(&run, &cell).unwrap();
-            assert_eq!(inst.length as usize, run.tokenizer.count(&inst.input).unwrap());
-            assert!(inst.length <= 4096 - 128 && inst.length + 16 >= 4096 - 128, "{}", inst.length);
+            assert_eq!(
+                inst.length as usize,
+                run.tokenizer.count(&inst.input).unwrap()
+            );
+            assert!(
+                inst.length <= 4096 - 128 && inst.length + 16 >= 4096 - 128,
+                "{}",
+                inst.length
+            );
             assert_eq!(inst.needle_offsets.len(), (k * v) as usize);
-            assert!((inst.needle_depths[0] - 30.0).abs() < 2.0, "{:?}", inst.needle_depths);
+            assert!(
+                (inst.needle_depths[0] - 30.0).abs() < 2.0,
+                "{:?}",
+                inst.needle_depths
+            );
             if *absent {
                 assert_eq!(inst.target, "none");
                 assert_eq!(inst.metric, Metric::Exact);
@@ -495,7 +530,16 @@ mod tests {
     fn needles_haystack_is_distractors_not_answers() {
         let run = run(HaystackKind::Needles);
         let task = niah("single");
-        let inst = task.generate(&run, &Cell { length: 2048, depth: Some(50.0), sample: 0 }).unwrap();
+        let inst = task
+            .generate(
+                &run,
+                &Cell {
+                    length: 2048,
+                    depth: Some(50.0),
+                    sample: 0,
+                },
+            )
+            .unwrap();
         let mentions = inst.input.matches("One of the access codes").count();
         assert!(mentions > 20, "{mentions}");
         assert_eq!(inst.input.matches(&inst.answers[0]).count(), 1);
@@ -508,7 +552,17 @@ mod tests {
 
     #[test]
     fn uuids_are_version_4() {
-        let task = Niah::new("single", None, None, None, ItemType::Uuids, ItemType::Uuids, None, Spread::Even).unwrap();
+        let task = Niah::new(
+            "single",
+            None,
+            None,
+            None,
+            ItemType::Uuids,
+            ItemType::Uuids,
+            None,
+            Spread::Even,
+        )
+        .unwrap();
         let mut rng = Rng::from_seed_u64(1, Stream::Content);
         for _ in 0..100 {
             let u = task.item(ItemType::Uuids, &mut rng);
@@ -520,14 +574,54 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected() {
-        assert!(Niah::new("single", Some(2), None, Some(3), ItemType::Words, ItemType::Numbers, None, Spread::Random).is_err());
-        assert!(Niah::new("nope", None, None, None, ItemType::Words, ItemType::Numbers, None, Spread::Random).is_err());
-        assert!(Niah::new("single", Some(0), None, None, ItemType::Words, ItemType::Numbers, None, Spread::Random).is_err());
+        assert!(Niah::new(
+            "single",
+            Some(2),
+            None,
+            Some(3),
+            ItemType::Words,
+            ItemType::Numbers,
+            None,
+            Spread::Random
+        )
+        .is_err());
+        assert!(Niah::new(
+            "nope",
+            None,
+            None,
+            None,
+            ItemType::Words,
+            ItemType::Numbers,
+            None,
+            Spread::Random
+        )
+        .is_err());
+        assert!(Niah::new(
+            "single",
+            Some(0),
+            None,
+            None,
+            ItemType::Words,
+            ItemType::Numbers,
+            None,
+            Spread::Random
+        )
+        .is_err());
     }
 
     #[test]
     fn even_spread_is_distinct() {
-        let task = Niah::new("multikey", None, None, None, ItemType::Words, ItemType::Numbers, None, Spread::Even).unwrap();
+        let task = Niah::new(
+            "multikey",
+            None,
+            None,
+            None,
+            ItemType::Words,
+            ItemType::Numbers,
+            None,
+            Spread::Even,
+        )
+        .unwrap();
         let mut rng = Rng::from_seed_u64(1, Stream::Placement);
         assert_eq!(task.depths(20.0, 4, &mut rng), vec![20.0, 40.0, 60.0, 80.0]);
         assert_eq!(task.depths(100.0, 3, &mut rng).len(), 3);
