@@ -107,7 +107,10 @@ pub fn fit(
             needed: minimum,
         });
     }
-    let mut goal = (budget - minimum) as i64;
+    // Aim a few tokens inside the window [budget - tol, budget], scaled so the joined text
+    // lands there at the first count; small boundary effects either way then still fit.
+    let aim = budget - (tol / 2).min(8);
+    let mut goal = (aim.saturating_sub(minimum) as f64 / stream.join_ratio()).floor() as i64;
 
     let mut units: Vec<Unit<'_>> = Vec::new();
     let mut sums: Vec<usize> = vec![0];
@@ -244,7 +247,7 @@ pub fn fit(
         }
         // Correct the goal by the measured error; past the first tries, lean low so an
         // overshoot cannot repeat.
-        goal += budget as i64 - length as i64;
+        goal += aim as i64 - length as i64;
         if length > budget && attempt >= 2 {
             goal -= attempt as i64;
         }

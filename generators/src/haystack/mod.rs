@@ -160,7 +160,16 @@ impl CountedCorpus {
 
 /// A haystack ready for a run: everything instance-independent done.
 #[derive(Debug)]
-pub enum Haystack {
+pub struct Haystack {
+    prepared: Prepared,
+    /// Tokens of joined text per token of its units counted one by one (BPE merges across
+    /// joins, e.g. a period with the paragraph break after it). Measured once per run on a
+    /// fixed sample, it lets the fitter hit the budget with its first full count.
+    join_ratio: f64,
+}
+
+#[derive(Debug)]
+enum Prepared {
     /// Generated prose.
     Generated(Arc<Prose>),
     /// Repeated plain sentences, counted once.
@@ -171,6 +180,9 @@ pub enum Haystack {
     Corpus(CountedCorpus),
 }
 
+/// Tokens of haystack sampled to measure the join ratio.
+const CALIBRATION_TOKENS: usize = 20_000;
+
 impl Haystack {
     /// Prepare a haystack for `tok`. `corpus` is required for [`HaystackKind::Corpus`].
     pub fn prepare(
@@ -178,28 +190,68 @@ impl Haystack {
         corpus: Option<Arc<Corpus>>,
         tok: &Tokenizer,
     ) -> Result<Haystack, GenError> {
-        Ok(match kind {
+        let prepared = match kind {
             HaystackKind::Generated => {
-                Haystack::Generated(Arc::new(Prose::builtin().map_err(GenError::Internal)?))
+                Prepared::Generated(Arc::new(Prose::builtin().map_err(GenError::Internal)?))
             }
-            HaystackKind::Noise => Haystack::Noise(CountedCorpus::count(noise_corpus(), tok)?),
-            HaystackKind::Needles => Haystack::Needles,
+            HaystackKind::Noise => Prepared::Noise(CountedCorpus::count(noise_corpus(), tok)?),
+            HaystackKind::Needles => Prepared::Needles,
             HaystackKind::Corpus => {
                 let corpus = corpus.ok_or_else(|| {
                     GenError::Internal("corpus haystack prepared without a corpus".into())
                 })?;
-                Haystack::Corpus(CountedCorpus::count(corpus, tok)?)
+                Prepared::Corpus(CountedCorpus::count(corpus, tok)?)
             }
+        };
+        let mut haystack = Haystack {
+            prepared,
+            join_ratio: 1.0,
+        };
+        if !haystack.is_needles() {
+            haystack.join_ratio = haystack.measure_join_ratio(tok)?;
+        }
+        Ok(haystack)
+    }
+
+    /// Count a fixed sample both unit by unit and joined.
+    fn measure_join_ratio(&self, tok: &Tokenizer) -> Result<f64, GenError> {
+        let mut stream = self.stream(
+            tok,
+            Rng::from_seed_u64(0, crate::rng::Stream::Haystack),
+            None,
+        )?;
+        let mut text = String::new();
+        let mut units_sum = 0usize;
+        while units_sum < CALIBRATION_TOKENS {
+            let u = stream.next_unit()?;
+            let body = if text.is_empty() {
+                &u.text[u.sep_len..]
+            } else {
+                &u.text[..]
+            };
+            text.push_str(body);
+            units_sum += u.tokens;
+        }
+        let joined = tok.count(&text)?;
+        Ok(if units_sum == 0 {
+            1.0
+        } else {
+            (joined as f64 / units_sum as f64).clamp(0.5, 2.0)
         })
+    }
+
+    /// Whether the haystack is made of distractor needles (the task must supply them).
+    pub fn is_needles(&self) -> bool {
+        matches!(self.prepared, Prepared::Needles)
     }
 
     /// Identity for provenance: the kind and the content hash of what it is made of.
     pub fn id(&self) -> String {
-        match self {
-            Haystack::Generated(p) => format!("generated:{}", p.content_hash),
-            Haystack::Noise(c) => format!("noise:{}", c.corpus.content_hash),
-            Haystack::Needles => "needles".to_string(),
-            Haystack::Corpus(c) => format!("corpus:{}", c.corpus.content_hash),
+        match &self.prepared {
+            Prepared::Generated(p) => format!("generated:{}", p.content_hash),
+            Prepared::Noise(c) => format!("noise:{}", c.corpus.content_hash),
+            Prepared::Needles => "needles".to_string(),
+            Prepared::Corpus(c) => format!("corpus:{}", c.corpus.content_hash),
         }
     }
 
@@ -211,17 +263,17 @@ impl Haystack {
         rng: Rng,
         distractor: Option<DistractorMaker<'a>>,
     ) -> Result<UnitStream<'a>, GenError> {
-        let source = match self {
-            Haystack::Generated(prose) => Source::Prose {
+        let source = match &self.prepared {
+            Prepared::Generated(prose) => Source::Prose {
                 prose,
                 state: ProseState::default(),
             },
-            Haystack::Noise(c) => Source::Cyclic { corpus: c, next: 0 },
-            Haystack::Corpus(c) => Source::Cyclic {
+            Prepared::Noise(c) => Source::Cyclic { corpus: c, next: 0 },
+            Prepared::Corpus(c) => Source::Cyclic {
                 corpus: c,
                 next: usize::MAX,
             },
-            Haystack::Needles => Source::Distractors {
+            Prepared::Needles => Source::Distractors {
                 make: distractor.ok_or_else(|| {
                     GenError::Internal("needles haystack without a distractor maker".into())
                 })?,
@@ -233,6 +285,7 @@ impl Haystack {
             rng,
             tok,
             first: true,
+            join_ratio: self.join_ratio,
         })
     }
 }
@@ -274,9 +327,15 @@ pub struct UnitStream<'a> {
     rng: Rng,
     tok: &'a Tokenizer,
     first: bool,
+    join_ratio: f64,
 }
 
 impl<'a> UnitStream<'a> {
+    /// Joined tokens per unit-counted token, measured for this haystack and tokenizer.
+    pub fn join_ratio(&self) -> f64 {
+        self.join_ratio
+    }
+
     /// The next unit in reading order.
     pub fn next_unit(&mut self) -> Result<Unit<'a>, GenError> {
         let first = std::mem::replace(&mut self.first, false);

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::json;
 
 use crate::fit::{fit, NeedleSpec};
-use crate::haystack::{DistractorMaker, Haystack};
+use crate::haystack::DistractorMaker;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
 
@@ -396,7 +396,7 @@ impl Task for Niah {
             .collect();
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let hay_rng = Rng::from_key(c.coords_key, Stream::Haystack);
-        let distractor: Option<DistractorMaker<'_>> = if matches!(run.haystack, Haystack::Needles) {
+        let distractor: Option<DistractorMaker<'_>> = if run.haystack.is_needles() {
             let mut used = c.used.clone();
             Some(Box::new(move |rng: &mut Rng| {
                 let k = self.fresh(self.key_type, rng, &mut used);
