@@ -141,8 +141,10 @@ impl Tokenizer {
     /// The number of tokens in `text`.
     pub fn count(&self, text: &str) -> Result<usize, TokenizerError> {
         Ok(match self {
-            Tokenizer::O200k => bpe_openai::o200k_base().count(text),
-            Tokenizer::Cl100k => bpe_openai::cl100k_base().count(text),
+            Tokenizer::O200k | Tokenizer::Cl100k => {
+                let (tok, which) = self.openai();
+                tok.split(text).map(|p| piece_count(tok, which, p)).sum()
+            }
             Tokenizer::Gpt2 => tiktoken_rs::r50k_base_singleton().count_ordinary(text),
             Tokenizer::Words => text.split_whitespace().count(),
             Tokenizer::Chars => text.chars().count(),
@@ -178,15 +180,11 @@ impl Tokenizer {
         };
         match self {
             Tokenizer::O200k | Tokenizer::Cl100k => {
-                let tok = if matches!(self, Tokenizer::O200k) {
-                    bpe_openai::o200k_base()
-                } else {
-                    bpe_openai::cl100k_base()
-                };
+                let (tok, which) = self.openai();
                 let mut pos = 0usize;
                 for piece in tok.split(text) {
                     let end = pos + piece.len();
-                    visit(pos, end, tok.bpe.count(piece.as_bytes()));
+                    visit(pos, end, piece_count(tok, which, piece));
                     pos = end;
                 }
             }
@@ -237,6 +235,49 @@ impl Tokenizer {
         }
         Ok((total, offsets))
     }
+}
+
+impl Tokenizer {
+    fn openai(&self) -> (&'static bpe_openai::Tokenizer, usize) {
+        match self {
+            Tokenizer::Cl100k => (bpe_openai::cl100k_base(), 1),
+            _ => (bpe_openai::o200k_base(), 0),
+        }
+    }
+}
+
+/// Pieces longer than this are counted directly rather than cached.
+const CACHED_PIECE_BYTES: usize = 32;
+/// A thread's cache is cleared when it holds this many pieces, bounding its memory.
+const CACHED_PIECES: usize = 1 << 20;
+
+type PieceMap = std::collections::HashMap<Box<str>, u32, xxhash_rust::xxh3::Xxh3DefaultBuilder>;
+
+thread_local! {
+    /// Token counts of pre-tokenized pieces, per encoding. Prose repeats the same words
+    /// endlessly, so most pieces are counted once per thread. Only looked up, never iterated:
+    /// results do not depend on it.
+    static PIECE_COUNTS: std::cell::RefCell<[PieceMap; 2]> = Default::default();
+}
+
+/// BPE token count of one pre-tokenized piece.
+fn piece_count(tok: &bpe_openai::Tokenizer, which: usize, piece: &str) -> usize {
+    if piece.len() > CACHED_PIECE_BYTES {
+        return tok.bpe.count(piece.as_bytes());
+    }
+    PIECE_COUNTS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let map = &mut cache[which];
+        if let Some(&n) = map.get(piece) {
+            return n as usize;
+        }
+        let n = tok.bpe.count(piece.as_bytes());
+        if map.len() >= CACHED_PIECES {
+            map.clear();
+        }
+        map.insert(piece.into(), n as u32);
+        n
+    })
 }
 
 fn one_line(s: &str) -> String {
@@ -308,6 +349,19 @@ mod tests {
             .count_with_marks("ab  cd ef", &[0, 3, 4, 9])
             .unwrap();
         assert_eq!((n, offs), (3, vec![0, 1, 1, 3]));
+    }
+
+    #[test]
+    fn cached_counts_equal_direct_counts() {
+        let text = "Repeated words, repeated words; ünïcödé and 日本語 text, plus 12345678 digits and a verylongwordthatexceedsthecachedpiecelimitforsure.";
+        for (tok, direct) in [
+            (Tokenizer::O200k, bpe_openai::o200k_base()),
+            (Tokenizer::Cl100k, bpe_openai::cl100k_base()),
+        ] {
+            for _ in 0..3 {
+                assert_eq!(tok.count(text).unwrap(), direct.count(text));
+            }
+        }
     }
 
     #[test]

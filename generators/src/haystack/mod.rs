@@ -9,6 +9,7 @@ pub mod prose;
 pub mod sentences;
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::rng::Rng;
@@ -22,6 +23,11 @@ pub const SPACE: &str = " ";
 pub const PARAGRAPH: &str = "\n\n";
 
 const NOISE: &str = include_str!("../../../haystacks/noise.txt");
+/// Generated units are made and counted in batches: one tokenizer pass over their joined text
+/// gives each unit's tokens as they fall in context. Batches start small and double up to this
+/// size, so a short instance does not generate much more text than it uses.
+const COUNT_BATCH: usize = 64;
+const FIRST_BATCH: usize = 8;
 /// How many copies of the noise text top up a distractor haystack.
 const TAIL_NOISE_REPEATS: usize = 8;
 
@@ -286,6 +292,8 @@ impl Haystack {
             tok,
             first: true,
             join_ratio: self.join_ratio,
+            buffer: VecDeque::new(),
+            batch: FIRST_BATCH,
         })
     }
 }
@@ -328,6 +336,8 @@ pub struct UnitStream<'a> {
     tok: &'a Tokenizer,
     first: bool,
     join_ratio: f64,
+    buffer: VecDeque<Unit<'a>>,
+    batch: usize,
 }
 
 impl<'a> UnitStream<'a> {
@@ -338,31 +348,60 @@ impl<'a> UnitStream<'a> {
 
     /// The next unit in reading order.
     pub fn next_unit(&mut self) -> Result<Unit<'a>, GenError> {
-        let first = std::mem::replace(&mut self.first, false);
-        match &mut self.source {
-            Source::Prose { prose, state } => {
-                let (sentence, new_par) = prose.next_sentence(state, &mut self.rng);
-                let sep = if new_par && !first { PARAGRAPH } else { SPACE };
-                Ok(Unit::counted(sep, &sentence, self.tok)?)
+        if let Source::Cyclic { corpus, next } = &mut self.source {
+            if *next == usize::MAX {
+                // Start at a random sentence of a random document.
+                let c = &corpus.corpus;
+                let d = self.rng.index(c.doc_starts.len());
+                let start = c.doc_starts[d];
+                let end = c.doc_starts.get(d + 1).copied().unwrap_or(c.len());
+                *next = start + self.rng.index(end - start);
             }
-            Source::Cyclic { corpus, next } => {
-                if *next == usize::MAX {
-                    // Start at a random sentence of a random document.
-                    let c = &corpus.corpus;
-                    let d = self.rng.index(c.doc_starts.len());
-                    let start = c.doc_starts[d];
-                    let end = c.doc_starts.get(d + 1).copied().unwrap_or(c.len());
-                    *next = start + self.rng.index(end - start);
-                }
-                let i = *next % corpus.tokens.len();
-                *next = i + 1;
-                Ok(corpus.unit(i))
-            }
-            Source::Distractors { make, .. } => {
-                let sentence = make(&mut self.rng);
-                Ok(Unit::counted(SPACE, &sentence, self.tok)?)
-            }
+            let i = *next % corpus.tokens.len();
+            *next = i + 1;
+            return Ok(corpus.unit(i));
         }
+        if self.buffer.is_empty() {
+            self.refill()?;
+        }
+        self.buffer
+            .pop_front()
+            .ok_or_else(|| GenError::Internal("empty unit batch".into()))
+    }
+
+    /// Make the next batch of generated units and count them in one pass.
+    fn refill(&mut self) -> Result<(), GenError> {
+        let mut joined = String::new();
+        let size = self.batch;
+        self.batch = (size * 2).min(COUNT_BATCH);
+        let mut starts = Vec::with_capacity(size);
+        let mut seps = Vec::with_capacity(size);
+        for _ in 0..size {
+            let first = std::mem::replace(&mut self.first, false);
+            let (sep, sentence) = match &mut self.source {
+                Source::Prose { prose, state } => {
+                    let (sentence, new_par) = prose.next_sentence(state, &mut self.rng);
+                    (if new_par && !first { PARAGRAPH } else { SPACE }, sentence)
+                }
+                Source::Distractors { make, .. } => (SPACE, make(&mut self.rng)),
+                Source::Cyclic { .. } => unreachable!("corpus units are counted once per run"),
+            };
+            starts.push(joined.len());
+            seps.push(sep.len());
+            joined.push_str(sep);
+            joined.push_str(&sentence);
+        }
+        let (total, offsets) = self.tok.count_with_marks(&joined, &starts)?;
+        for k in 0..starts.len() {
+            let end = starts.get(k + 1).copied().unwrap_or(joined.len());
+            let tokens = offsets.get(k + 1).copied().unwrap_or(total) - offsets[k];
+            self.buffer.push_back(Unit {
+                text: Cow::Owned(joined[starts[k]..end].to_string()),
+                sep_len: seps[k],
+                tokens,
+            });
+        }
+        Ok(())
     }
 
     /// Text used to top up the last few tokens with a partial sentence. For distractor
