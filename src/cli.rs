@@ -16,6 +16,8 @@ pub struct Cli {
 pub enum Command {
     /// Needle in a haystack: find the values of keys hidden in long text.
     Niah(Box<NiahArgs>),
+    /// A context made only of relevant facts: salary chains or kinship chains.
+    Needlechain(Box<NeedlechainArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
     /// Counts per task x length x depth, length statistics and hashes.
@@ -45,9 +47,10 @@ pub struct CommonArgs {
     /// Tokens kept free for the answer (default: the task's max_new_tokens).
     #[arg(long)]
     pub reserve: Option<u64>,
-    /// generated, noise, needles, or a path: .txt, a directory of .txt, file.jsonl[:field], file.parquet[:column].
-    #[arg(long, default_value = "generated")]
-    pub haystack: String,
+    /// generated, noise, needles, none, or a path: .txt, a directory of .txt, file.jsonl[:field],
+    /// file.parquet[:column] (default: generated for niah, none for needlechain).
+    #[arg(long)]
+    pub haystack: Option<String>,
     /// A template name (see `gen list templates`) or a path to a .j2 file.
     #[arg(long, default_value = "default")]
     pub template: String,
@@ -106,6 +109,24 @@ pub struct NiahArgs {
     /// Where needles after the first go: random or even.
     #[arg(long, default_value = "random")]
     pub spread: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct NeedlechainArgs {
+    /// salary (NeedleChain) or kinship (Ancestral Trace).
+    #[arg(long, default_value = "salary")]
+    pub kind: String,
+    /// forward, backward, shuffled or parallel (salary only).
+    #[arg(long, default_value = "forward")]
+    pub order: String,
+    /// salary: single or total; kinship: eldest, ancestor or distance.
+    #[arg(long)]
+    pub question: Option<String>,
+    /// Exact number of facts (default: the largest chain that fits --len).
+    #[arg(long)]
+    pub chain: Option<u32>,
     #[command(flatten)]
     pub common: CommonArgs,
 }

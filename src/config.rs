@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use needlework_generators::tasks::needlechain::NeedleChain;
 use needlework_generators::tasks::niah::{ItemType, Niah, Spread};
 use needlework_generators::{
     spec, templates, Corpus, Haystack, HaystackKind, Run, Task, Template, Tokenizer,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{CommonArgs, NiahArgs};
+use crate::cli::{CommonArgs, NeedlechainArgs, NiahArgs};
 use crate::corpus;
 use crate::usage;
 
@@ -30,6 +31,14 @@ pub enum TaskOptions {
         value_type: String,
         absent: bool,
         spread: String,
+    },
+    /// `gen needlechain`.
+    Needlechain {
+        kind: String,
+        order: String,
+        question: String,
+        chain: Option<u32>,
+        diluted: bool,
     },
 }
 
@@ -110,6 +119,44 @@ pub fn build_task(options: &TaskOptions) -> Result<Box<dyn Task>> {
             .map_err(usage)?;
             Ok(Box::new(task))
         }
+        TaskOptions::Needlechain {
+            kind,
+            order,
+            question,
+            chain,
+            diluted,
+        } => Ok(Box::new(
+            NeedleChain::new(kind, order, Some(question), *chain, *diluted).map_err(usage)?,
+        )),
+    }
+}
+
+/// Resolve `gen needlechain` arguments into task options.
+pub fn needlechain_options(args: &NeedlechainArgs) -> Result<TaskOptions> {
+    let diluted = args.common.haystack.as_deref().is_some_and(|h| h != "none");
+    let task = NeedleChain::new(
+        &args.kind,
+        &args.order,
+        args.question.as_deref(),
+        args.chain,
+        diluted,
+    )
+    .map_err(usage)?;
+    Ok(TaskOptions::Needlechain {
+        kind: args.kind.clone(),
+        order: args.order.clone(),
+        question: task.question_name().to_string(),
+        chain: args.chain,
+        diluted,
+    })
+}
+
+/// The haystack a task uses when `--haystack` is not given.
+fn default_haystack(task: &dyn Task) -> &'static str {
+    if task.name() == "niah" {
+        "generated"
+    } else {
+        "none"
     }
 }
 
@@ -162,6 +209,23 @@ pub fn prepare_run(
 ) -> Result<Run> {
     let tok = Tokenizer::from_name(tokenizer).map_err(usage)?;
     let (kind, corpus) = match haystack {
+        "none" if task.name() == "niah" => {
+            return Err(usage(
+                "--haystack none does not apply: niah needs a haystack",
+            ))
+        }
+        "none" => {
+            let (template_name, source) = load_template(task.name(), template)?;
+            let template = Template::compile(&template_name, &source).map_err(usage)?;
+            template.frame(&task.example_vars()).map_err(usage)?;
+            return Ok(Run {
+                tokenizer: tok,
+                haystack: None,
+                template,
+                seed,
+                reserve: reserve.unwrap_or(task.max_new_tokens() as u64),
+            });
+        }
         "generated" => (HaystackKind::Generated, None),
         "noise" => (HaystackKind::Noise, None),
         "needles" => (HaystackKind::Needles, None),
@@ -183,7 +247,7 @@ pub fn prepare_run(
     template.frame(&task.example_vars()).map_err(usage)?;
     Ok(Run {
         tokenizer: tok,
-        haystack: hay,
+        haystack: Some(hay),
         template,
         seed,
         reserve: reserve.unwrap_or(task.max_new_tokens() as u64),
@@ -257,10 +321,14 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
         }
     }
 
+    let haystack = common
+        .haystack
+        .clone()
+        .unwrap_or_else(|| default_haystack(task.as_ref()).to_string());
     let run = prepare_run(
         task.as_ref(),
         &common.tokenizer,
-        &common.haystack,
+        &haystack,
         &common.template,
         common.seed,
         common.reserve,
@@ -305,8 +373,8 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
         tokenizer: common.tokenizer.clone(),
         tokenizer_id: run.tokenizer.id(),
         reserve: run.reserve,
-        haystack: common.haystack.clone(),
-        haystack_id: run.haystack.id(),
+        haystack,
+        haystack_id: run.haystack_id(),
         template: common.template.clone(),
         template_hash: run.template.content_hash.clone(),
         split: common.split.clone(),

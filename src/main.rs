@@ -92,6 +92,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             generate::generate(job, command)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Needlechain(args) => {
+            let options = config::needlechain_options(&args)?;
+            let job = config::build_job(options, &args.common)?;
+            generate::generate(job, command)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Verify(args) => {
             if !args.dir.join("manifest.json").exists() {
                 return Err(usage(format!(

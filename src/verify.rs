@@ -42,7 +42,7 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
     .context("cannot rebuild the run the manifest describes")?;
     for (what, recorded, now) in [
         ("tokenizer", &r.tokenizer_id, run.tokenizer.id()),
-        ("haystack", &r.haystack_id, run.haystack.id()),
+        ("haystack", &r.haystack_id, run.haystack_id()),
         (
             "template",
             &r.template_hash,

@@ -96,10 +96,26 @@ pub fn fit(
 ) -> Result<Fitted, GenError> {
     let tol = tolerance(budget);
     let fixed = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
-    let needle_tokens: usize = needles
+    let own_tokens: Vec<usize> = needles
         .iter()
         .map(|n| tok.count(&format!(" {}", n.text)))
-        .sum::<Result<usize, _>>()?;
+        .collect::<Result<_, _>>()?;
+    let needle_tokens: usize = own_tokens.iter().sum();
+    // Tokens of the needles that will sit before each needle (those with smaller requested
+    // depths), so depths can be aimed at as they are measured: over the context, needles
+    // included, except the needle itself.
+    let before_tokens: Vec<usize> = needles
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            needles
+                .iter()
+                .enumerate()
+                .filter(|(j, m)| m.depth < n.depth || (m.depth == n.depth && *j < i))
+                .map(|(j, _)| own_tokens[j])
+                .sum()
+        })
+        .collect();
     let minimum = fixed + needle_tokens;
     if minimum > budget {
         return Err(GenError::TooShort {
@@ -147,8 +163,10 @@ pub fn fit(
         // Boundary positions (haystack tokens before them): after 0..n whole units, and after
         // the partial tail when there is one.
         let mut boundary_of = Vec::with_capacity(needles.len());
-        for needle in needles {
-            let want = needle.depth.clamp(0.0, 100.0) / 100.0 * hay_total as f64;
+        for (i, needle) in needles.iter().enumerate() {
+            let context = (hay_total + needle_tokens - own_tokens[i]) as f64;
+            let want = (needle.depth.clamp(0.0, 100.0) / 100.0 * context - before_tokens[i] as f64)
+                .clamp(0.0, hay_total as f64);
             let mut best_b = 0usize;
             let mut best_d = f64::INFINITY;
             // Binary search the nearest prefix sum, then compare neighbours.
@@ -204,41 +222,8 @@ pub fn fit(
         let ctx_end = input.len();
         input.push_str(&frame.suffix);
 
-        let mut marks: Vec<usize> = Vec::with_capacity(2 + 2 * needles.len());
-        marks.push(ctx_start);
-        marks.push(ctx_end);
-        for &(s, e) in &needle_marks {
-            marks.push(s);
-            marks.push(e);
-        }
-        let mut sorted = marks.clone();
-        sorted.sort_unstable();
-        let (length, offs) = tok.count_with_marks(&input, &sorted)?;
-        let offset_of = |byte: usize| offs[sorted.partition_point(|&m| m < byte)];
-        let context_offset = offset_of(ctx_start);
-        let context_tokens = offset_of(ctx_end).saturating_sub(context_offset);
-        let mut needle_offsets = Vec::with_capacity(needles.len());
-        let mut needle_depths = Vec::with_capacity(needles.len());
-        for &(s, e) in &needle_marks {
-            let start = offset_of(s);
-            let own = offset_of(e).saturating_sub(start);
-            let others = context_tokens.saturating_sub(own);
-            let before = start.saturating_sub(context_offset);
-            needle_offsets.push(start);
-            needle_depths.push(if others == 0 {
-                0.0
-            } else {
-                (before as f64 / others as f64 * 100.0).min(100.0)
-            });
-        }
-        let fitted = Fitted {
-            input,
-            length,
-            needle_offsets,
-            needle_depths,
-            context_offset,
-            context_tokens,
-        };
+        let fitted = measure(tok, input, ctx_start, ctx_end, &needle_marks)?;
+        let length = fitted.length;
         if length <= budget && length + tol >= budget {
             return Ok(fitted);
         }
@@ -267,6 +252,72 @@ pub fn fit(
     best.ok_or(GenError::TooShort {
         budget,
         needed: budget + 1,
+    })
+}
+
+/// Render a context made only of `facts` (no haystack), one per line, and count it once.
+/// Offsets and depths are reported as [`fit`] does.
+pub fn render_facts(tok: &Tokenizer, frame: &Frame, facts: &[String]) -> Result<Fitted, GenError> {
+    let mut input = String::with_capacity(
+        frame.prefix.len() + frame.suffix.len() + facts.iter().map(|f| f.len() + 1).sum::<usize>(),
+    );
+    input.push_str(&frame.prefix);
+    let ctx_start = input.len();
+    let mut spans = Vec::with_capacity(facts.len());
+    for (i, fact) in facts.iter().enumerate() {
+        if i > 0 {
+            input.push('\n');
+        }
+        let start = input.len();
+        input.push_str(fact);
+        spans.push((start, input.len()));
+    }
+    let ctx_end = input.len();
+    input.push_str(&frame.suffix);
+    measure(tok, input, ctx_start, ctx_end, &spans)
+}
+
+/// Count `input` once and turn byte spans into token offsets and depths.
+fn measure(
+    tok: &Tokenizer,
+    input: String,
+    ctx_start: usize,
+    ctx_end: usize,
+    needle_marks: &[(usize, usize)],
+) -> Result<Fitted, GenError> {
+    let mut sorted: Vec<usize> = Vec::with_capacity(2 + 2 * needle_marks.len());
+    sorted.push(ctx_start);
+    sorted.push(ctx_end);
+    for &(s, e) in needle_marks {
+        sorted.push(s);
+        sorted.push(e);
+    }
+    sorted.sort_unstable();
+    let (length, offs) = tok.count_with_marks(&input, &sorted)?;
+    let offset_of = |byte: usize| offs[sorted.partition_point(|&m| m < byte)];
+    let context_offset = offset_of(ctx_start);
+    let context_tokens = offset_of(ctx_end).saturating_sub(context_offset);
+    let mut needle_offsets = Vec::with_capacity(needle_marks.len());
+    let mut needle_depths = Vec::with_capacity(needle_marks.len());
+    for &(s, e) in needle_marks {
+        let start = offset_of(s);
+        let own = offset_of(e).saturating_sub(start);
+        let others = context_tokens.saturating_sub(own);
+        let before = start.saturating_sub(context_offset);
+        needle_offsets.push(start);
+        needle_depths.push(if others == 0 {
+            0.0
+        } else {
+            (before as f64 / others as f64 * 100.0).min(100.0)
+        });
+    }
+    Ok(Fitted {
+        input,
+        length,
+        needle_offsets,
+        needle_depths,
+        context_offset,
+        context_tokens,
     })
 }
 

@@ -14,8 +14,6 @@ pub mod template;
 pub mod templates;
 pub mod tokenizer;
 
-use std::collections::BTreeMap;
-
 use thiserror::Error;
 
 pub use haystack::{Corpus, Haystack, HaystackKind};
@@ -134,12 +132,28 @@ pub struct Cell {
     pub sample: u64,
 }
 
+impl Run {
+    /// The haystack, for tasks that cannot work without one.
+    pub fn required_haystack(&self, task: &str) -> Result<&Haystack, GenError> {
+        self.haystack
+            .as_ref()
+            .ok_or_else(|| GenError::BadParams(format!("{task} needs a haystack")))
+    }
+
+    /// Identity of the haystack for provenance (`none` without one).
+    pub fn haystack_id(&self) -> String {
+        self.haystack
+            .as_ref()
+            .map_or_else(|| "none".to_string(), Haystack::id)
+    }
+}
+
 /// Run-wide inputs shared by every instance: prepared once, read by all threads.
 pub struct Run {
     /// The user's tokenizer.
     pub tokenizer: Tokenizer,
-    /// The prepared haystack.
-    pub haystack: Haystack,
+    /// The prepared haystack, if the run has one.
+    pub haystack: Option<Haystack>,
     /// The compiled template.
     pub template: Template,
     /// Master seed.
@@ -162,7 +176,7 @@ pub trait Task: Send + Sync {
     fn max_new_tokens(&self) -> u32;
     /// Example values of the template variables the task provides (besides `context`), used to
     /// check a template before any instance is generated.
-    fn example_vars(&self) -> BTreeMap<&'static str, String>;
+    fn example_vars(&self) -> template::Vars;
     /// The smallest target length that can hold this task's fixed text under `run`.
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError>;
     /// Generate the instance at `cell`.

@@ -19,6 +19,10 @@ pub enum Stream {
     Haystack = 2,
     /// Where secondary needles and facts go.
     Placement = 3,
+    /// Names of people, drawn one after another, so a longer list extends a shorter one.
+    Names = 4,
+    /// Relations between consecutive facts of a chain, drawn one after another.
+    Relations = 5,
 }
 
 /// Identifies one instance: everything its random streams derive from.

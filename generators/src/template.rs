@@ -13,6 +13,17 @@ use thiserror::Error;
 /// Marks where the context goes; a private-use character cannot occur in normal text.
 const SENTINEL: &str = "\u{E000}needlework:context\u{E000}";
 
+/// Template variables a task provides (besides `context`).
+pub type Vars = BTreeMap<&'static str, serde_json::Value>;
+
+/// Variables from string pairs.
+pub fn vars<const N: usize>(pairs: [(&'static str, &str); N]) -> Vars {
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k, serde_json::Value::String(v.to_string())))
+        .collect()
+}
+
 /// A template problem, reported with the file and position.
 #[derive(Debug, Error)]
 #[error("template {location}: {message}")]
@@ -57,9 +68,11 @@ impl Template {
     }
 
     /// Render around the context. `vars` are the task's variables; `context` is added here.
-    pub fn frame(&self, vars: &BTreeMap<&str, String>) -> Result<Frame, TemplateError> {
-        let mut all: BTreeMap<&str, &str> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        all.insert("context", SENTINEL);
+    pub fn frame(&self, vars: &Vars) -> Result<Frame, TemplateError> {
+        let mut all: BTreeMap<&str, &serde_json::Value> =
+            vars.iter().map(|(k, v)| (*k, v)).collect();
+        let sentinel = serde_json::Value::String(SENTINEL.to_string());
+        all.insert("context", &sentinel);
         let tmpl = self
             .env
             .get_template(&self.name)
@@ -118,8 +131,8 @@ fn locate(e: &minijinja::Error, name: &str, source: &str) -> TemplateError {
 mod tests {
     use super::*;
 
-    fn vars() -> BTreeMap<&'static str, String> {
-        BTreeMap::from([("question", "Q?".to_string())])
+    fn vars() -> Vars {
+        super::vars([("question", "Q?")])
     }
 
     #[test]

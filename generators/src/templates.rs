@@ -13,6 +13,11 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "plain",
         include_str!("../../templates/niah/plain.j2"),
     ),
+    (
+        "needlechain",
+        "default",
+        include_str!("../../templates/needlechain/default.j2"),
+    ),
 ];
 
 /// The built-in template `name` of `task`.

@@ -4,13 +4,14 @@
 //! haystack can be our prose, noise, a user corpus, or distractor needles. The `none` variant
 //! asks about a key that is not in the text.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::json;
 
 use crate::fit::{fit, NeedleSpec};
 use crate::haystack::DistractorMaker;
 use crate::rng::{Coordinates, Rng, Stream};
+use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
 
 const KEY_ADJECTIVES: &str = include_str!("../../../haystacks/vocab/key_adjectives.txt");
@@ -351,11 +352,8 @@ impl Task for Niah {
         MAX_NEW_TOKENS
     }
 
-    fn example_vars(&self) -> BTreeMap<&'static str, String> {
-        BTreeMap::from([(
-            "question",
-            "What is the access code assigned to x?".to_string(),
-        )])
+    fn example_vars(&self) -> Vars {
+        vars([("question", "What is the access code assigned to x?")])
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
@@ -366,9 +364,7 @@ impl Task for Niah {
         };
         let c = self.content(&cell, run.seed);
         let (question, _) = self.question(&c.asked);
-        let frame = run
-            .template
-            .frame(&BTreeMap::from([("question", question)]))?;
+        let frame = run.template.frame(&vars([("question", &question)]))?;
         let tok = &run.tokenizer;
         let mut need = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
         for (k, v) in &c.needles {
@@ -382,9 +378,7 @@ impl Task for Niah {
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let c = self.content(cell, run.seed);
         let (question, answer_prefix) = self.question(&c.asked);
-        let frame = run
-            .template
-            .frame(&BTreeMap::from([("question", question.clone())]))?;
+        let frame = run.template.frame(&vars([("question", &question)]))?;
         let needle_specs: Vec<NeedleSpec> = c
             .needles
             .iter()
@@ -396,7 +390,8 @@ impl Task for Niah {
             .collect();
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let hay_rng = Rng::from_key(c.coords_key, Stream::Haystack);
-        let distractor: Option<DistractorMaker<'_>> = if run.haystack.is_needles() {
+        let haystack = run.required_haystack("niah")?;
+        let distractor: Option<DistractorMaker<'_>> = if haystack.is_needles() {
             let mut used = c.used.clone();
             Some(Box::new(move |rng: &mut Rng| {
                 let k = self.fresh(self.key_type, rng, &mut used);
@@ -406,7 +401,7 @@ impl Task for Niah {
         } else {
             None
         };
-        let mut stream = run.haystack.stream(&run.tokenizer, hay_rng, distractor)?;
+        let mut stream = haystack.stream(&run.tokenizer, hay_rng, distractor)?;
         let fitted = fit(&run.tokenizer, &frame, &needle_specs, &mut stream, budget)?;
 
         let (target, answers, metric) = if self.absent {
@@ -460,7 +455,7 @@ mod tests {
     fn run(kind: HaystackKind) -> Run {
         let tok = Tokenizer::O200k;
         Run {
-            haystack: Haystack::prepare(kind, None, &tok).unwrap(),
+            haystack: Some(Haystack::prepare(kind, None, &tok).unwrap()),
             tokenizer: tok,
             template: Template::compile(
                 "default.j2",

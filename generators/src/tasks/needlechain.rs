@@ -1,0 +1,836 @@
+//! `needlechain`: a context made entirely of relevant facts (NeedleChain's structure), and the
+//! kinship chains of NeedleBench's Ancestral Trace Challenge.
+//!
+//! A model that finds one needle in 128k tokens may still fail to use *every* sentence of a short
+//! context. Salary chains state one person's pay and relate each next person to the previous one
+//! (twice, half, the same); kinship chains say who is whose parent or grandparent. We keep every
+//! amount a whole number (the exponent of 2 is bounded along the whole chain), list the people in
+//! an order that does not reveal the chain, format numbers one way, and seed everything.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use crate::fit::{fit, render_facts, NeedleSpec};
+use crate::rng::{Coordinates, Rng, Stream};
+use crate::template::{vars, Vars};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+
+const FIRST_NAMES: &str = include_str!("../../../haystacks/vocab/first_names.txt");
+const SURNAMES: &str = include_str!("../../../haystacks/vocab/surnames.txt");
+
+/// Answer budget: the answer is one number or one name.
+pub const MAX_NEW_TOKENS: u32 = 32;
+/// Largest exponent of 2 between the smallest and the largest amount of a salary chain.
+pub const MAX_EXPONENT: u32 = 12;
+/// Longest chain `--len` may pick.
+pub const MAX_CHAIN: u32 = 20_000;
+/// Chain length when a haystack is given without `--chain`.
+pub const DILUTED_CHAIN: u32 = 10;
+
+/// What the chain is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Weekly pay related by twice / half / the same.
+    Salary,
+    /// Parent and grandparent relations.
+    Kinship,
+}
+
+/// In which order facts appear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Chain order, anchor first.
+    Forward,
+    /// Reverse chain order, anchor last.
+    Backward,
+    /// A random permutation other than forward and backward (for 3 or more facts).
+    Shuffled,
+    /// Every amount stated on its own (salary only): the NIAH-like control.
+    Parallel,
+}
+
+/// What is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Question {
+    /// Salary: the last person's amount.
+    Single,
+    /// Salary: the sum over everyone.
+    Total,
+    /// Kinship: the eldest ancestor of the last person.
+    Eldest,
+    /// Kinship: the ancestor a random number of generations above the last person.
+    Ancestor,
+    /// Kinship: generations between the first and the last person.
+    Distance,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Salary => "salary",
+            Kind::Kinship => "kinship",
+        }
+    }
+}
+
+impl Order {
+    fn as_str(self) -> &'static str {
+        match self {
+            Order::Forward => "forward",
+            Order::Backward => "backward",
+            Order::Shuffled => "shuffled",
+            Order::Parallel => "parallel",
+        }
+    }
+}
+
+impl Question {
+    fn as_str(self) -> &'static str {
+        match self {
+            Question::Single => "single",
+            Question::Total => "total",
+            Question::Eldest => "eldest",
+            Question::Ancestor => "ancestor",
+            Question::Distance => "distance",
+        }
+    }
+}
+
+/// Validated needlechain parameters.
+#[derive(Debug, Clone)]
+pub struct NeedleChain {
+    /// Salary or kinship.
+    pub kind: Kind,
+    /// Fact order.
+    pub order: Order,
+    /// What is asked.
+    pub question: Question,
+    /// Exact number of facts, or None to take the largest that fits `--len`.
+    pub chain: Option<u32>,
+    /// Whether the facts are diluted in a haystack (then depths apply).
+    pub diluted: bool,
+    first_names: Vec<&'static str>,
+    surnames: Vec<&'static str>,
+}
+
+/// Parse helpers for the command line.
+impl NeedleChain {
+    /// Check and build from option strings.
+    pub fn new(
+        kind: &str,
+        order: &str,
+        question: Option<&str>,
+        chain: Option<u32>,
+        diluted: bool,
+    ) -> Result<Self, GenError> {
+        let bad = |opt: &str, v: &str, accepted: &str| {
+            GenError::BadParams(format!("invalid {opt} '{v}': expected {accepted}"))
+        };
+        let kind = match kind {
+            "salary" => Kind::Salary,
+            "kinship" => Kind::Kinship,
+            v => return Err(bad("--kind", v, "salary or kinship")),
+        };
+        let order = match order {
+            "forward" => Order::Forward,
+            "backward" => Order::Backward,
+            "shuffled" => Order::Shuffled,
+            "parallel" => Order::Parallel,
+            v => return Err(bad("--order", v, "forward, backward, shuffled or parallel")),
+        };
+        let question = match (kind, question) {
+            (Kind::Salary, None | Some("single")) => Question::Single,
+            (Kind::Salary, Some("total")) => Question::Total,
+            (Kind::Salary, Some(v)) => {
+                return Err(bad("--question", v, "single or total (salary)"))
+            }
+            (Kind::Kinship, None | Some("eldest")) => Question::Eldest,
+            (Kind::Kinship, Some("ancestor")) => Question::Ancestor,
+            (Kind::Kinship, Some("distance")) => Question::Distance,
+            (Kind::Kinship, Some(v)) => {
+                return Err(bad(
+                    "--question",
+                    v,
+                    "eldest, ancestor or distance (kinship)",
+                ))
+            }
+        };
+        if kind == Kind::Kinship && order == Order::Parallel {
+            return Err(GenError::BadParams(
+                "invalid --order parallel for --kind kinship: kinship facts are never independent; expected forward, backward or shuffled".into(),
+            ));
+        }
+        let min = match kind {
+            Kind::Salary => 1,
+            Kind::Kinship => 2,
+        };
+        if let Some(k) = chain {
+            if k < min || k > MAX_CHAIN {
+                return Err(GenError::BadParams(format!(
+                    "invalid --chain {k}: {} chains need {min} to {MAX_CHAIN} facts",
+                    kind.as_str()
+                )));
+            }
+        }
+        let words = |s: &'static str| -> Vec<&'static str> {
+            s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+        };
+        Ok(NeedleChain {
+            kind,
+            order,
+            question,
+            chain,
+            diluted,
+            first_names: words(FIRST_NAMES),
+            surnames: words(SURNAMES),
+        })
+    }
+
+    /// The resolved question name (`single`, `eldest`, ...).
+    pub fn question_name(&self) -> &'static str {
+        self.question.as_str()
+    }
+
+    fn content_params(&self) -> serde_json::Value {
+        json!({
+            "kind": self.kind.as_str(),
+            "order": self.order.as_str(),
+            "question": self.question.as_str(),
+            "chain": self.chain,
+            "diluted": self.diluted,
+            "max_exponent": MAX_EXPONENT,
+        })
+    }
+
+    fn min_chain(&self) -> u32 {
+        match self.kind {
+            Kind::Salary => 1,
+            Kind::Kinship => 2,
+        }
+    }
+
+    /// `count` distinct names: first names while they last, then full names. Kinship always
+    /// uses full names (one family, many surnames through marriage).
+    fn names(&self, count: usize, rng: &mut Rng) -> Vec<String> {
+        let full = self.kind == Kind::Kinship || count > self.first_names.len();
+        let mut out = Vec::with_capacity(count);
+        let mut used = BTreeSet::new();
+        while out.len() < count {
+            let first = rng.choose(&self.first_names);
+            let name = if full {
+                format!("{first} {}", rng.choose(&self.surnames))
+            } else {
+                first.to_string()
+            };
+            if used.insert(name.clone()) {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    /// The chain with `k` facts. Names, relations and sentence forms come from their own
+    /// streams, drawn link by link, so the chain of k facts is a prefix of every longer chain of
+    /// the same instance: more facts never mean a different story, and prompt length grows
+    /// steadily with k.
+    fn chain(&self, k: usize, coords: &Coordinates<'_>) -> Chain {
+        let mut name_rng = coords.rng(Stream::Names);
+        let mut rel = coords.rng(Stream::Relations);
+        let names = self.names(k + usize::from(self.kind == Kind::Kinship), &mut name_rng);
+        match self.kind {
+            Kind::Salary => {
+                let unit = rel.range_inclusive(3, 60) * 25;
+                let mut exponent = rel.range_inclusive(0, MAX_EXPONENT as u64) as u32;
+                let mut links = Vec::with_capacity(k);
+                for (i, name) in names.iter().enumerate() {
+                    let relation = if i == 0 {
+                        Relation::Anchor
+                    } else {
+                        let mut allowed = vec![Relation::Same];
+                        if exponent < MAX_EXPONENT {
+                            allowed.push(Relation::Double);
+                        }
+                        if exponent > 0 {
+                            allowed.push(Relation::Half);
+                        }
+                        let r = *rel.choose(&allowed);
+                        match r {
+                            Relation::Double => exponent += 1,
+                            Relation::Half => exponent -= 1,
+                            _ => {}
+                        }
+                        r
+                    };
+                    links.push(Link {
+                        name: name.clone(),
+                        relation,
+                        of: (i > 0).then(|| names[i - 1].clone()),
+                        value: unit << exponent,
+                        form: rel.next_u64(),
+                    });
+                }
+                Chain {
+                    links,
+                    people: names,
+                }
+            }
+            Kind::Kinship => {
+                let links = (0..k)
+                    .map(|i| {
+                        let grand = rel.chance(1, 3);
+                        Link {
+                            name: names[i].clone(),
+                            relation: if grand {
+                                Relation::Grandparent
+                            } else {
+                                Relation::Parent
+                            },
+                            of: Some(names[i + 1].clone()),
+                            value: if grand { 2 } else { 1 },
+                            form: rel.next_u64(),
+                        }
+                    })
+                    .collect();
+                Chain {
+                    links,
+                    people: names,
+                }
+            }
+        }
+    }
+
+    fn fact(&self, link: &Link, form: u64) -> String {
+        let n = &link.name;
+        let of = link.of.as_deref().unwrap_or("");
+        match (self.order, link.relation) {
+            (Order::Parallel, _) | (_, Relation::Anchor) => {
+                format!("{n} is paid {} credits per week.", link.value)
+            }
+            (_, Relation::Double) => format!("{n} is paid twice as much as {of}."),
+            (_, Relation::Half) => format!("{n} is paid half as much as {of}."),
+            (_, Relation::Same) => format!("{n} is paid exactly as much as {of}."),
+            (_, Relation::Parent) => match form % 5 {
+                0 => format!("{n} is a parent of {of}."),
+                1 => format!("{of} is a child of {n}."),
+                2 => format!("One of {of}'s parents is {n}."),
+                3 => format!("{n} brought up {of}, who is {n}'s own child."),
+                _ => format!("{of} was born to {n}."),
+            },
+            (_, Relation::Grandparent) => match form % 4 {
+                0 => format!("{n} is a grandparent of {of}."),
+                1 => format!("{of} is a grandchild of {n}."),
+                2 => format!("One of {of}'s grandparents is {n}."),
+                _ => format!("{n} has a grandchild named {of}."),
+            },
+            (_, Relation::Independent) => unreachable!("independent is a rendering, not a link"),
+        }
+    }
+
+    /// Question text, target, and the name asked about.
+    fn ask(&self, chain: &Chain, rng: &mut Rng) -> (String, String, Option<String>) {
+        let links = &chain.links;
+        match self.question {
+            Question::Single => {
+                let last = links.last().map(|l| l.name.clone()).unwrap_or_default();
+                (
+                    format!("How many credits per week is {last} paid?"),
+                    links.last().map_or(0, |l| l.value).to_string(),
+                    Some(last),
+                )
+            }
+            Question::Total => (
+                format!(
+                    "How many credits per week are all {} people paid together?",
+                    links.len()
+                ),
+                links.iter().map(|l| l.value).sum::<u64>().to_string(),
+                None,
+            ),
+            Question::Eldest => {
+                let last = chain.people.last().cloned().unwrap_or_default();
+                (
+                    format!("Who is the earliest ancestor of {last} that the statements name?"),
+                    chain.people[0].clone(),
+                    Some(last),
+                )
+            }
+            Question::Ancestor => {
+                // Generations of each person below the eldest.
+                let mut gen = vec![0u64];
+                for l in links {
+                    gen.push(gen.last().copied().unwrap_or(0) + l.value);
+                }
+                let last_gen = *gen.last().unwrap_or(&0);
+                let candidates: Vec<usize> = (0..gen.len() - 1).collect();
+                let pick = *rng.choose(&candidates);
+                let n = last_gen - gen[pick];
+                let last = chain.people.last().cloned().unwrap_or_default();
+                (
+                    format!("Who is the ancestor of {last} exactly {n} generations above {last}?"),
+                    chain.people[pick].clone(),
+                    Some(last),
+                )
+            }
+            Question::Distance => {
+                let total: u64 = links.iter().map(|l| l.value).sum();
+                let (first, last) = (
+                    chain.people[0].clone(),
+                    chain.people.last().cloned().unwrap_or_default(),
+                );
+                (
+                    format!("How many generations separate {first} and {last}?"),
+                    total.to_string(),
+                    Some(last),
+                )
+            }
+        }
+    }
+
+    /// Indices of the chain facts in the order they are rendered.
+    fn rendered_order(&self, k: usize, rng: &mut Rng) -> Vec<usize> {
+        match self.order {
+            Order::Forward | Order::Parallel => (0..k).collect(),
+            Order::Backward => (0..k).rev().collect(),
+            Order::Shuffled => {
+                let mut idx: Vec<usize> = (0..k).collect();
+                let forward: Vec<usize> = (0..k).collect();
+                let backward: Vec<usize> = (0..k).rev().collect();
+                for _ in 0..64 {
+                    rng.shuffle(&mut idx);
+                    if k < 3 || (idx != forward && idx != backward) {
+                        break;
+                    }
+                }
+                idx
+            }
+        }
+    }
+
+    /// Everything about one instance with `k` facts except its length fitting.
+    fn build(&self, k: usize, coords: &Coordinates<'_>, run: &Run) -> Result<Built, GenError> {
+        let chain = self.chain(k, coords);
+        let mut placement = coords.rng(Stream::Placement);
+        let order = self.rendered_order(k, &mut placement);
+        let (question, target, asked) = self.ask(&chain, &mut placement);
+        let facts: Vec<String> = order
+            .iter()
+            .map(|&i| self.fact(&chain.links[i], chain.links[i].form))
+            .collect();
+        let mut people = chain.people.clone();
+        people.sort();
+        let mut vars = vars([("question", &question), ("kind", self.kind.as_str())]);
+        vars.insert("people", json!(people));
+        let frame = run.template.frame(&vars)?;
+        Ok(Built {
+            chain,
+            order,
+            question,
+            target,
+            asked,
+            facts,
+            frame,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Relation {
+    Anchor,
+    Double,
+    Half,
+    Same,
+    Independent,
+    Parent,
+    Grandparent,
+}
+
+impl Relation {
+    fn as_str(self) -> &'static str {
+        match self {
+            Relation::Anchor => "anchor",
+            Relation::Double => "double",
+            Relation::Half => "half",
+            Relation::Same => "same",
+            Relation::Independent => "independent",
+            Relation::Parent => "parent",
+            Relation::Grandparent => "grandparent",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Link {
+    name: String,
+    relation: Relation,
+    of: Option<String>,
+    value: u64,
+    /// Picks the sentence form.
+    form: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Chain {
+    links: Vec<Link>,
+    /// Everyone in chain order (kinship: one more person than facts).
+    people: Vec<String>,
+}
+
+struct Built {
+    chain: Chain,
+    order: Vec<usize>,
+    question: String,
+    target: String,
+    asked: Option<String>,
+    facts: Vec<String>,
+    frame: crate::Frame,
+}
+
+impl Task for NeedleChain {
+    fn name(&self) -> &'static str {
+        "needlechain"
+    }
+
+    fn variant(&self) -> String {
+        format!("{}_{}", self.kind.as_str(), self.order.as_str())
+    }
+
+    fn params(&self) -> serde_json::Value {
+        self.content_params()
+    }
+
+    fn uses_haystack(&self) -> bool {
+        self.diluted
+    }
+
+    fn max_new_tokens(&self) -> u32 {
+        MAX_NEW_TOKENS
+    }
+
+    fn example_vars(&self) -> Vars {
+        let mut v = vars([
+            ("question", "How many credits per week is Ada paid?"),
+            ("kind", self.kind.as_str()),
+        ]);
+        v.insert("people", json!(["Ada", "Bo"]));
+        v
+    }
+
+    fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
+        let params = canonical_json(&self.content_params());
+        let coords = Coordinates {
+            task: "needlechain",
+            params: &params,
+            seed: run.seed,
+            length: 0,
+            depth: None,
+            sample: 0,
+        };
+        let k = self.chain.unwrap_or(if self.diluted {
+            DILUTED_CHAIN
+        } else {
+            self.min_chain()
+        }) as usize;
+        let built = self.build(k, &coords, run)?;
+        let fitted = render_facts(&run.tokenizer, &built.frame, &built.facts)?;
+        Ok((fitted.length as u64 * 11).div_ceil(10) + 16 + run.reserve)
+    }
+
+    fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
+        let params = canonical_json(&self.content_params());
+        let coords = Coordinates {
+            task: "needlechain",
+            params: &params,
+            seed: run.seed,
+            length: cell.length,
+            depth: cell.depth,
+            sample: cell.sample,
+        };
+        let budget = cell.length.saturating_sub(run.reserve) as usize;
+        let tok = &run.tokenizer;
+        let (k, built, fitted) = if self.diluted {
+            let k = self.chain.unwrap_or(DILUTED_CHAIN) as usize;
+            let built = self.build(k, &coords, run)?;
+            let haystack = run.required_haystack("needlechain --haystack")?;
+            // The first rendered fact at the requested depth, the rest after it in order.
+            let first = cell.depth.unwrap_or(50.0);
+            let mut placement = coords.rng(Stream::Placement);
+            let mut depths: Vec<f64> = (1..k)
+                .map(|_| first + (100.0 - first) * placement.unit_f64())
+                .collect();
+            depths.sort_by(f64::total_cmp);
+            let needles: Vec<NeedleSpec> = built
+                .facts
+                .iter()
+                .zip(std::iter::once(first).chain(depths))
+                .map(|(text, depth)| NeedleSpec {
+                    text: text.clone(),
+                    depth,
+                })
+                .collect();
+            let mut stream =
+                haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
+            let fitted = fit(tok, &built.frame, &needles, &mut stream, budget)?;
+            (k, built, fitted)
+        } else if let Some(k) = self.chain {
+            let built = self.build(k as usize, &coords, run)?;
+            let fitted = render_facts(tok, &built.frame, &built.facts)?;
+            if fitted.length > budget {
+                return Err(GenError::TooShort {
+                    budget,
+                    needed: fitted.length,
+                });
+            }
+            (k as usize, built, fitted)
+        } else {
+            self.largest_fitting(&coords, run, budget)?
+        };
+        let _ = k;
+        let chain_json: Vec<serde_json::Value> = built
+            .chain
+            .links
+            .iter()
+            .map(|l| {
+                let relation = if self.order == Order::Parallel {
+                    Relation::Independent
+                } else {
+                    l.relation
+                };
+                json!({"name": l.name, "relation": relation.as_str(), "of": if relation == Relation::Independent { None } else { l.of.clone() }, "value": l.value})
+            })
+            .collect();
+        let mut params = self.content_params();
+        params["chain"] = json!(chain_json);
+        params["rendered_order"] = json!(built.order);
+        params["asked"] = json!(built.asked);
+        params["question_text"] = json!(built.question);
+        params["people"] = json!(built.chain.people.len());
+        Ok(Instance {
+            task: "needlechain".into(),
+            variant: self.variant(),
+            input: fitted.input,
+            question: built.question,
+            answer_prefix: "Answer:".into(),
+            target: built.target.clone(),
+            answers: vec![built.target],
+            labels: Vec::new(),
+            metric: Metric::Exact,
+            max_new_tokens: MAX_NEW_TOKENS,
+            target_length: cell.length,
+            length: fitted.length as u64,
+            tokenizer: tok.id(),
+            depth_percent: cell.depth,
+            needle_offsets: fitted.needle_offsets.iter().map(|&o| o as u64).collect(),
+            needle_depths: fitted.needle_depths,
+            sample_index: cell.sample,
+            params: canonical_json(&params),
+        })
+    }
+}
+
+impl NeedleChain {
+    /// The longest chain whose prompt fits `budget`: estimate from per-fact counts, then step
+    /// with exact counts until k fits and k + 1 does not.
+    fn largest_fitting(
+        &self,
+        coords: &Coordinates<'_>,
+        run: &Run,
+        budget: usize,
+    ) -> Result<(usize, Built, crate::fit::Fitted), GenError> {
+        let tok = &run.tokenizer;
+        let min = self.min_chain() as usize;
+        let attempt = |k: usize| -> Result<(Built, crate::fit::Fitted), GenError> {
+            let built = self.build(k, coords, run)?;
+            let fitted = render_facts(tok, &built.frame, &built.facts)?;
+            Ok((built, fitted))
+        };
+        let (b, f) = attempt(min)?;
+        if f.length > budget {
+            return Err(GenError::TooShort {
+                budget,
+                needed: f.length,
+            });
+        }
+        // Estimate tokens per fact from a mid-sized probe, then search exactly.
+        let probe = 32.min(MAX_CHAIN as usize).max(min);
+        let (_, pf) = attempt(probe)?;
+        let per_fact =
+            ((pf.length.saturating_sub(f.length)) as f64 / (probe - min).max(1) as f64).max(1.0);
+        let mut lo = min; // fits
+        let mut lo_built = (b, f);
+        let mut hi =
+            (min as f64 + (budget - lo_built.1.length) as f64 / per_fact).ceil() as usize + 2;
+        hi = hi.min(MAX_CHAIN as usize + 1);
+        // Make sure hi does not fit (or is past the cap).
+        loop {
+            if hi > MAX_CHAIN as usize {
+                hi = MAX_CHAIN as usize + 1;
+                break;
+            }
+            let (bb, ff) = attempt(hi)?;
+            if ff.length > budget {
+                break;
+            }
+            lo = hi;
+            lo_built = (bb, ff);
+            hi = (hi * 2).min(MAX_CHAIN as usize + 1);
+        }
+        // Invariant: lo fits, hi does not (or is past the cap).
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let (bb, ff) = attempt(mid)?;
+            if ff.length <= budget {
+                lo = mid;
+                lo_built = (bb, ff);
+            } else {
+                hi = mid;
+            }
+        }
+        Ok((lo, lo_built.0, lo_built.1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{templates, Template, Tokenizer};
+
+    fn run() -> Run {
+        Run {
+            haystack: None,
+            tokenizer: Tokenizer::O200k,
+            template: Template::compile(
+                "default.j2",
+                templates::builtin("needlechain", "default").unwrap(),
+            )
+            .unwrap(),
+            seed: 3,
+            reserve: 32,
+        }
+    }
+
+    fn recompute_salary(chain: &[serde_json::Value]) -> Vec<u64> {
+        let mut out: Vec<u64> = Vec::new();
+        for l in chain {
+            let v = match l["relation"].as_str().unwrap() {
+                "anchor" | "independent" => l["value"].as_u64().unwrap(),
+                "double" => out.last().unwrap() * 2,
+                "half" => {
+                    let p = out.last().unwrap();
+                    assert_eq!(p % 2, 0, "halving an odd amount");
+                    p / 2
+                }
+                "same" => *out.last().unwrap(),
+                r => panic!("{r}"),
+            };
+            out.push(v);
+        }
+        out
+    }
+
+    #[test]
+    fn salary_answers_follow_from_the_chain() {
+        let run = run();
+        for order in ["forward", "backward", "shuffled", "parallel"] {
+            for question in ["single", "total"] {
+                let task = NeedleChain::new("salary", order, Some(question), None, false).unwrap();
+                let inst = task
+                    .generate(
+                        &run,
+                        &Cell {
+                            length: 2048,
+                            depth: None,
+                            sample: 1,
+                        },
+                    )
+                    .unwrap();
+                let p: serde_json::Value = serde_json::from_str(&inst.params).unwrap();
+                let chain = p["chain"].as_array().unwrap();
+                let values = recompute_salary(chain);
+                for (v, l) in values.iter().zip(chain) {
+                    assert_eq!(*v, l["value"].as_u64().unwrap());
+                }
+                let want = if question == "single" {
+                    *values.last().unwrap()
+                } else {
+                    values.iter().sum()
+                };
+                assert_eq!(inst.target, want.to_string(), "{order} {question}");
+                assert!(inst.length <= 2048 - 32);
+                assert!(chain.len() > 20, "{}", chain.len());
+                assert_eq!(
+                    inst.length as usize,
+                    run.tokenizer.count(&inst.input).unwrap()
+                );
+                let mut offs = inst.needle_offsets.clone();
+                offs.sort();
+                assert_eq!(
+                    offs, inst.needle_offsets,
+                    "offsets increase along the input"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn long_chains_stay_integral_and_bounded() {
+        let run = run();
+        let task = NeedleChain::new("salary", "shuffled", Some("total"), Some(200), false).unwrap();
+        let inst = task
+            .generate(
+                &run,
+                &Cell {
+                    length: 16384,
+                    depth: None,
+                    sample: 0,
+                },
+            )
+            .unwrap();
+        let p: serde_json::Value = serde_json::from_str(&inst.params).unwrap();
+        let values: Vec<u64> = p["chain"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["value"].as_u64().unwrap())
+            .collect();
+        assert_eq!(values.len(), 200);
+        let min = *values.iter().min().unwrap();
+        let max = *values.iter().max().unwrap();
+        assert!(max / min <= 1 << MAX_EXPONENT);
+        assert_eq!(recompute_salary(p["chain"].as_array().unwrap()), values);
+    }
+
+    #[test]
+    fn kinship_eldest_ancestor() {
+        let run = run();
+        let task = NeedleChain::new("kinship", "shuffled", None, Some(12), false).unwrap();
+        let inst = task
+            .generate(
+                &run,
+                &Cell {
+                    length: 4096,
+                    depth: None,
+                    sample: 0,
+                },
+            )
+            .unwrap();
+        let p: serde_json::Value = serde_json::from_str(&inst.params).unwrap();
+        let chain = p["chain"].as_array().unwrap();
+        // The eldest is the one who is nobody's child.
+        let children: BTreeSet<&str> = chain.iter().map(|l| l["of"].as_str().unwrap()).collect();
+        let eldest: Vec<&str> = chain
+            .iter()
+            .map(|l| l["name"].as_str().unwrap())
+            .filter(|n| !children.contains(n))
+            .collect();
+        assert_eq!(eldest, vec![inst.target.as_str()]);
+    }
+
+    #[test]
+    fn bad_chains_are_rejected() {
+        assert!(NeedleChain::new("salary", "forward", None, Some(0), false).is_err());
+        assert!(NeedleChain::new("kinship", "forward", None, Some(1), false).is_err());
+        assert!(NeedleChain::new("salary", "sideways", None, None, false).is_err());
+        assert!(NeedleChain::new("kinship", "parallel", None, None, false).is_err());
+    }
+}
