@@ -59,10 +59,21 @@ def rows(directory):
             yield manifest, row
 
 
-def needle_texts(row):
+def needle_checks(row):
+    """For each needle, a predicate on the text that starts at its recorded offset."""
     params = json.loads(row["params"])
     if row["task"] == "niah":
-        return [f"One of the access codes assigned to {n['key']} is {n['value']}." for n in params["needles"]]
+        return [
+            (lambda t, s=f"One of the access codes assigned to {n['key']} is {n['value']}.": t.startswith(s))
+            for n in params["needles"]
+        ]
+    if row["task"] == "needlechain":
+        chain = params["chain"]
+        # A fact mentions its person (and, for relations, the other person) within its sentence.
+        return [
+            (lambda t, l=chain[i]: l["name"] in t.split("\n")[0][:120] and (l["of"] is None or l["of"] in t.split("\n")[0][:160]))
+            for i in params["rendered_order"]
+        ]
     return []
 
 
@@ -100,10 +111,17 @@ def check_lengths(directory, tokenizer_file=None):
             fail(f"row {row['id']}: length {row['length']} but reference count {count} ({tok})")
         budget = row["target_length"] - manifest["recipe"]["reserve"]
         tolerance = max(16, budget // 500)
+        params = json.loads(row["params"])
+        if row["task"] == "needlechain" and not params["diluted"]:
+            # Discrete size: the largest chain that fits, so within one fact (and its name).
+            tolerance = max(tolerance, 48)
         if not (budget - tolerance <= count <= budget):
             fail(f"row {row['id']}: length {count} outside [{budget - tolerance}, {budget}]")
-        for needle, offset in zip(needle_texts(row), row["needle_offsets"]):
-            if not text_from(offset).lstrip().startswith(needle):
+        checks = needle_checks(row)
+        if checks and len(checks) != len(row["needle_offsets"]):
+            fail(f"row {row['id']}: {len(row['needle_offsets'])} offsets for {len(checks)} needles")
+        for check, offset in zip(checks, row["needle_offsets"]):
+            if not check(text_from(offset).lstrip()):
                 fail(f"row {row['id']}: needle not at token offset {offset}: {text_from(offset)[:80]!r}")
         if row["metric"] == "all":
             for a in row["answers"]:
