@@ -18,6 +18,12 @@ pub enum Command {
     Niah(Box<NiahArgs>),
     /// A context made only of relevant facts: salary chains or kinship chains.
     Needlechain(Box<NeedlechainArgs>),
+    /// Position-generalisation sequences (PosGen, from Resonance RoPE).
+    Posgen(Box<PosgenArgs>),
+    /// Sort N items, at any N.
+    Sort(Box<SortArgs>),
+    /// Arithmetic at any number of digits; or a sum of numbers hidden in text.
+    Arith(Box<ArithArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
     /// Counts per task x length x depth, length statistics and hashes.
@@ -30,8 +36,8 @@ pub enum Command {
 #[derive(Debug, Args, Clone)]
 pub struct CommonArgs {
     /// Target lengths in tokens: 4k,32k,1m (k = 1024), exact integers, or a doubling range 4k..128k.
-    #[arg(long, default_value = "4k")]
-    pub len: String,
+    #[arg(long)]
+    pub len: Option<String>,
     /// N evenly spaced depths over 0-100 % (1 means 50 %), or a list of percents like 0,25,50,100.
     #[arg(long)]
     pub depths: Option<String>,
@@ -69,7 +75,7 @@ pub struct CommonArgs {
     /// Rows per Parquet file (default: split at about 256 MiB of uncompressed text).
     #[arg(long)]
     pub rows_per_file: Option<u64>,
-    /// Split name (letters, digits, underscores, dots).
+    /// Split name (letters, digits, underscores, dots); posgen: train or test.
     #[arg(long, default_value = "test")]
     pub split: String,
     /// Canary GUID (default: derived from the recipe, so reruns are byte-identical).
@@ -127,6 +133,84 @@ pub struct NeedlechainArgs {
     /// Exact number of facts (default: the largest chain that fits --len).
     #[arg(long)]
     pub chain: Option<u32>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct PosgenArgs {
+    /// recursive, cot or semi-recursive.
+    #[arg(long, default_value = "recursive")]
+    pub variant: String,
+    /// Tokens are integers modulo this.
+    #[arg(long, default_value_t = 17)]
+    pub modulus: u64,
+    /// j: how many previous tokens each token depends on.
+    #[arg(long, default_value_t = 3)]
+    pub near: usize,
+    /// k: how many far tokens each token depends on.
+    #[arg(long, default_value_t = 1)]
+    pub far: usize,
+    /// The operation combining the inputs (add: modular addition).
+    #[arg(long, default_value = "add")]
+    pub op: String,
+    /// Positions of a training sequence.
+    #[arg(long, default_value_t = 64)]
+    pub train_len: usize,
+    /// Positions of a test sequence.
+    #[arg(long, default_value_t = 256)]
+    pub test_len: usize,
+    /// Let train and test sequences share seed tuples (disjoint by default).
+    #[arg(long)]
+    pub overlap: bool,
+    /// State the rule in one line before the seed.
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SortArgs {
+    /// Number of items (default: as many as fit --len; 20 with a haystack).
+    #[arg(long)]
+    pub items: Option<usize>,
+    /// Digit count range of integers, like 3 or 1..5.
+    #[arg(long, default_value = "1..3")]
+    pub digits: String,
+    /// Sort words instead of integers.
+    #[arg(long)]
+    pub words: bool,
+    /// Allow repeated items.
+    #[arg(long)]
+    pub duplicates: bool,
+    /// Largest first.
+    #[arg(long)]
+    pub descending: bool,
+    /// values, or keys (labels ordered by their values: K:25,L:7,M:319 -> L,K,M).
+    #[arg(long, default_value = "values")]
+    pub output: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ArithArgs {
+    /// add, sub, mul, or sum (numbers hidden in a haystack).
+    #[arg(long, default_value = "add")]
+    pub op: String,
+    /// Digits per operand, like 40 or 1..40 (the count is drawn first, then the digits).
+    #[arg(long, default_value = "1..10")]
+    pub digits: String,
+    /// any, none or max (add and sub).
+    #[arg(long, default_value = "any")]
+    pub carries: String,
+    /// plain, reversed, reversed-answer, padded or hints.
+    #[arg(long, default_value = "plain")]
+    pub layout: String,
+    /// How many numbers --op sum hides.
+    #[arg(long)]
+    pub count: Option<usize>,
     #[command(flatten)]
     pub common: CommonArgs,
 }

@@ -7,14 +7,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use needlework_generators::tasks::arith::Arith;
 use needlework_generators::tasks::needlechain::NeedleChain;
 use needlework_generators::tasks::niah::{ItemType, Niah, Spread};
+use needlework_generators::tasks::posgen::PosGen;
+use needlework_generators::tasks::sort::Sort;
 use needlework_generators::{
     spec, templates, Corpus, Haystack, HaystackKind, Run, Task, Template, Tokenizer,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{CommonArgs, NeedlechainArgs, NiahArgs};
+use crate::cli::{ArithArgs, CommonArgs, NeedlechainArgs, NiahArgs, PosgenArgs, SortArgs};
 use crate::corpus;
 use crate::usage;
 
@@ -40,6 +43,70 @@ pub enum TaskOptions {
         chain: Option<u32>,
         diluted: bool,
     },
+    /// `gen posgen`.
+    Posgen {
+        variant: String,
+        modulus: u64,
+        near: usize,
+        far: usize,
+        op: String,
+        train_len: usize,
+        test_len: usize,
+        split: String,
+        overlap: bool,
+        explain: bool,
+    },
+    /// `gen sort`.
+    Sort {
+        words: bool,
+        digits: (u32, u32),
+        duplicates: bool,
+        descending: bool,
+        output: String,
+        items: Option<usize>,
+        hidden: bool,
+    },
+    /// `gen arith`.
+    Arith {
+        op: String,
+        digits: (u32, u32),
+        carries: String,
+        layout: String,
+        count: Option<usize>,
+    },
+}
+
+impl TaskOptions {
+    /// `--len` when none is given: tasks with a native size (posgen, arith, sort with --items)
+    /// need none; the others fill 4k.
+    fn default_len(&self) -> Option<&'static str> {
+        match self {
+            TaskOptions::Posgen { .. } => None,
+            TaskOptions::Arith { op, .. } if op != "sum" => None,
+            TaskOptions::Sort {
+                items: Some(_),
+                hidden: false,
+                ..
+            } => None,
+            _ => Some("4k"),
+        }
+    }
+}
+
+/// Parse `--digits 40` or `--digits 1..40`.
+pub fn parse_digits(s: &str) -> Result<(u32, u32)> {
+    let bad = || {
+        usage(format!(
+            "invalid --digits '{s}': expected a digit count like 40 or a range like 1..40"
+        ))
+    };
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (a, b),
+        None => (s, s),
+    };
+    let a: u32 = a.trim().parse().map_err(|_| bad())?;
+    let b: u32 = b.trim().parse().map_err(|_| bad())?;
+    Ok((a, b))
 }
 
 /// Everything that determines a dataset's content: written to the manifest, read by verify.
@@ -128,7 +195,100 @@ pub fn build_task(options: &TaskOptions) -> Result<Box<dyn Task>> {
         } => Ok(Box::new(
             NeedleChain::new(kind, order, Some(question), *chain, *diluted).map_err(usage)?,
         )),
+        TaskOptions::Posgen {
+            variant,
+            modulus,
+            near,
+            far,
+            op,
+            train_len,
+            test_len,
+            split,
+            overlap,
+            explain,
+        } => Ok(Box::new(
+            PosGen::new(
+                variant, *modulus, *near, *far, op, *train_len, *test_len, split, *overlap,
+                *explain,
+            )
+            .map_err(usage)?,
+        )),
+        TaskOptions::Sort {
+            words,
+            digits,
+            duplicates,
+            descending,
+            output,
+            items,
+            hidden,
+        } => Ok(Box::new(
+            Sort::new(
+                *words,
+                *digits,
+                *duplicates,
+                *descending,
+                output,
+                *items,
+                *hidden,
+            )
+            .map_err(usage)?,
+        )),
+        TaskOptions::Arith {
+            op,
+            digits,
+            carries,
+            layout,
+            count,
+        } => Ok(Box::new(
+            Arith::new(op, *digits, carries, layout, *count).map_err(usage)?,
+        )),
     }
+}
+
+/// Resolve `gen posgen` arguments.
+pub fn posgen_options(a: &PosgenArgs) -> Result<TaskOptions> {
+    let o = TaskOptions::Posgen {
+        variant: a.variant.clone(),
+        modulus: a.modulus,
+        near: a.near,
+        far: a.far,
+        op: a.op.clone(),
+        train_len: a.train_len,
+        test_len: a.test_len,
+        split: a.common.split.clone(),
+        overlap: a.overlap,
+        explain: a.explain,
+    };
+    build_task(&o)?;
+    Ok(o)
+}
+
+/// Resolve `gen sort` arguments.
+pub fn sort_options(a: &SortArgs) -> Result<TaskOptions> {
+    let o = TaskOptions::Sort {
+        words: a.words,
+        digits: parse_digits(&a.digits)?,
+        duplicates: a.duplicates,
+        descending: a.descending,
+        output: a.output.clone(),
+        items: a.items,
+        hidden: a.common.haystack.as_deref().is_some_and(|h| h != "none"),
+    };
+    build_task(&o)?;
+    Ok(o)
+}
+
+/// Resolve `gen arith` arguments.
+pub fn arith_options(a: &ArithArgs) -> Result<TaskOptions> {
+    let o = TaskOptions::Arith {
+        op: a.op.clone(),
+        digits: parse_digits(&a.digits)?,
+        carries: a.carries.clone(),
+        layout: a.layout.clone(),
+        count: a.count,
+    };
+    build_task(&o)?;
+    Ok(o)
 }
 
 /// Resolve `gen needlechain` arguments into task options.
@@ -153,7 +313,7 @@ pub fn needlechain_options(args: &NeedlechainArgs) -> Result<TaskOptions> {
 
 /// The haystack a task uses when `--haystack` is not given.
 fn default_haystack(task: &dyn Task) -> &'static str {
-    if task.name() == "niah" {
+    if task.name() == "niah" || (task.name() == "arith" && task.uses_haystack()) {
         "generated"
     } else {
         "none"
@@ -273,7 +433,17 @@ fn load_template(task: &str, template: &str) -> Result<(String, String)> {
 /// Validate common arguments and build the job.
 pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
     let task = build_task(&options)?;
-    let lengths = spec::parse_lengths(&common.len, false).map_err(usage)?;
+    let lengths = match common.len.as_deref().or(options.default_len()) {
+        Some(len) => spec::parse_lengths(len, false).map_err(usage)?,
+        // No length target: the task's native size. Recorded as target_length 0.
+        None => vec![0],
+    };
+    if task.name() == "arith" && task.uses_haystack() && common.haystack.as_deref() == Some("none")
+    {
+        return Err(usage(
+            "--op sum hides numbers in a haystack: --haystack none does not apply",
+        ));
+    }
     let depths = match (&common.depths, task.uses_haystack()) {
         (Some(d), true) => Some(spec::parse_depths(d).map_err(usage)?),
         (None, true) => Some(vec![50.0]),
@@ -334,7 +504,7 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
         common.reserve,
     )?;
     let minimum = task.minimum_length(&run).map_err(usage)?;
-    if let Some(&short) = lengths.iter().find(|&&l| l < minimum) {
+    if let Some(&short) = lengths.iter().find(|&&l| l > 0 && l < minimum) {
         return Err(usage(format!(
             "--len {short} is too short for {} with this template, tokenizer and reserve {}: the minimum is {minimum} tokens",
             task.name(),

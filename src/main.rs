@@ -98,6 +98,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             generate::generate(job, command)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Posgen(args) => {
+            let options = config::posgen_options(&args)?;
+            let job = config::build_job(options, &args.common)?;
+            generate::generate(job, command)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Sort(args) => {
+            let options = config::sort_options(&args)?;
+            let job = config::build_job(options, &args.common)?;
+            generate::generate(job, command)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Arith(args) => {
+            let options = config::arith_options(&args)?;
+            let job = config::build_job(options, &args.common)?;
+            generate::generate(job, command)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Verify(args) => {
             if !args.dir.join("manifest.json").exists() {
                 return Err(usage(format!(

@@ -255,6 +255,64 @@ pub fn fit(
     })
 }
 
+/// The largest size in `min..=max` whose rendering fits `budget`, for tasks whose size is
+/// discrete (a chain, a list). `render(n)` builds the instance of size n and returns it with its
+/// measured length. The search keeps "lo fits, hi does not", so the result is within one item of
+/// the budget even where length is not perfectly monotone in n.
+pub fn largest_fitting<T>(
+    min: usize,
+    max: usize,
+    budget: usize,
+    mut render: impl FnMut(usize) -> Result<(T, usize), GenError>,
+) -> Result<(usize, T), GenError> {
+    let (first, first_len) = render(min)?;
+    if first_len > budget {
+        return Err(GenError::TooShort {
+            budget,
+            needed: first_len,
+        });
+    }
+    let mut lo = min;
+    let mut lo_item = first;
+    // Estimate tokens per item from a probe, then bracket and bisect.
+    let probe = (min + 16).min(max);
+    let mut hi;
+    if probe > min {
+        let (item, len) = render(probe)?;
+        if len > budget {
+            hi = probe;
+        } else {
+            let per_item = ((len - first_len) as f64 / (probe - min) as f64).max(0.5);
+            lo = probe;
+            lo_item = item;
+            hi = ((probe as f64 + (budget - len) as f64 / per_item).ceil() as usize + 2)
+                .min(max + 1);
+        }
+    } else {
+        hi = max + 1;
+    }
+    while hi <= max {
+        let (item, len) = render(hi)?;
+        if len > budget {
+            break;
+        }
+        lo = hi;
+        lo_item = item;
+        hi = (hi * 2).min(max + 1);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        let (item, len) = render(mid)?;
+        if len <= budget {
+            lo = mid;
+            lo_item = item;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok((lo, lo_item))
+}
+
 /// Render a context made only of `facts` (no haystack), one per line, and count it once.
 /// Offsets and depths are reported as [`fit`] does.
 pub fn render_facts(tok: &Tokenizer, frame: &Frame, facts: &[String]) -> Result<Fitted, GenError> {

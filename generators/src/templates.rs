@@ -18,6 +18,21 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "default",
         include_str!("../../templates/needlechain/default.j2"),
     ),
+    (
+        "posgen",
+        "default",
+        include_str!("../../templates/posgen/default.j2"),
+    ),
+    (
+        "sort",
+        "default",
+        include_str!("../../templates/sort/default.j2"),
+    ),
+    (
+        "arith",
+        "default",
+        include_str!("../../templates/arith/default.j2"),
+    ),
 ];
 
 /// The built-in template `name` of `task`.

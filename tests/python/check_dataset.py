@@ -67,6 +67,8 @@ def needle_checks(row):
             (lambda t, s=f"One of the access codes assigned to {n['key']} is {n['value']}.": t.startswith(s))
             for n in params["needles"]
         ]
+    if row["task"] == "arith" and params["op"] == "sum":
+        return [(lambda t, n=n: t.startswith(f"Add {n} to the tally.")) for n in params["operands"]]
     if row["task"] == "needlechain":
         chain = params["chain"]
         # A fact mentions its person (and, for relations, the other person) within its sentence.
@@ -112,6 +114,10 @@ def check_lengths(directory, tokenizer_file=None):
         budget = row["target_length"] - manifest["recipe"]["reserve"]
         tolerance = max(16, budget // 500)
         params = json.loads(row["params"])
+        if row["target_length"] == 0:
+            budget = count  # no length target: the task's native size
+        if row["task"] in ("sort",) and not params.get("hidden"):
+            tolerance = max(tolerance, 24)  # discrete: the largest list that fits
         if row["task"] == "needlechain" and not params["diluted"]:
             # Discrete size: the largest chain that fits, so within one fact (and its name).
             tolerance = max(tolerance, 48)

@@ -1,7 +1,10 @@
 //! One module per task.
 
+pub mod arith;
 pub mod needlechain;
 pub mod niah;
+pub mod posgen;
+pub mod sort;
 
 /// Names and one-line descriptions of the tasks `gen` can generate.
 pub const TASKS: &[(&str, &str)] = &[
@@ -13,4 +16,10 @@ pub const TASKS: &[(&str, &str)] = &[
         "needlechain",
         "a context made only of relevant facts: salary chains (NeedleChain) or kinship chains (Ancestral Trace)",
     ),
+    (
+        "posgen",
+        "position generalisation: integer sequences mod m where each token depends on earlier ones",
+    ),
+    ("sort", "sort N numbers or words (or labels by value), optionally hidden in a haystack"),
+    ("arith", "add, subtract or multiply at any digit count and layout; or sum numbers hidden in text"),
 ];

@@ -1,0 +1,613 @@
+//! `arith`: addition, subtraction and multiplication at any number of digits, in the layouts of
+//! the length-generalisation literature, plus a long-context sum of numbers hidden in filler.
+
+use serde_json::json;
+
+use crate::fit::{fit, render_facts, NeedleSpec};
+use crate::rng::{Coordinates, Rng, Stream};
+use crate::template::{vars, Vars};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+
+/// Most digits per operand.
+pub const MAX_DIGITS: u32 = 10_000;
+/// Numbers hidden in the haystack for `--op sum` without `--count`.
+pub const SUM_COUNT: usize = 10;
+
+/// The operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// a + b
+    Add,
+    /// a − b with a ≥ b
+    Sub,
+    /// a × b
+    Mul,
+    /// The sum of numbers hidden in a haystack.
+    Sum,
+}
+
+/// How operands and answer are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `123+45=168`
+    Plain,
+    /// Operands and answer least-significant digit first.
+    Reversed,
+    /// Answer least-significant digit first.
+    ReversedAnswer,
+    /// Operands zero-padded to the widest digit count, answer to its widest possible width.
+    Padded,
+    /// A place letter before every digit (a = units, b = tens, …).
+    Hints,
+}
+
+/// Carry control for addition and subtraction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carries {
+    /// Digits drawn freely.
+    Any,
+    /// No column carries (or borrows).
+    None,
+    /// Every column carries (or borrows) as far as the operands allow.
+    Max,
+}
+
+/// Validated arithmetic parameters.
+#[derive(Debug, Clone)]
+pub struct Arith {
+    /// Operation.
+    pub op: Op,
+    /// Digits per operand, inclusive range (the count is drawn first).
+    pub digits: (u32, u32),
+    /// Carry control.
+    pub carries: Carries,
+    /// Layout.
+    pub layout: Layout,
+    /// Numbers hidden for `sum`.
+    pub count: usize,
+}
+
+fn pick<T: Copy>(table: &[(&'static str, T)], v: &str, opt: &str) -> Result<T, GenError> {
+    table
+        .iter()
+        .find(|(n, _)| *n == v)
+        .map(|(_, x)| *x)
+        .ok_or_else(|| {
+            GenError::BadParams(format!(
+                "invalid {opt} '{v}': expected {}",
+                table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ))
+        })
+}
+
+fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], v: T) -> &'static str {
+    table.iter().find(|(_, x)| *x == v).map_or("", |(n, _)| n)
+}
+
+const OPS: &[(&str, Op)] = &[
+    ("add", Op::Add),
+    ("sub", Op::Sub),
+    ("mul", Op::Mul),
+    ("sum", Op::Sum),
+];
+const LAYOUTS: &[(&str, Layout)] = &[
+    ("plain", Layout::Plain),
+    ("reversed", Layout::Reversed),
+    ("reversed-answer", Layout::ReversedAnswer),
+    ("padded", Layout::Padded),
+    ("hints", Layout::Hints),
+];
+const CARRIES: &[(&str, Carries)] = &[
+    ("any", Carries::Any),
+    ("none", Carries::None),
+    ("max", Carries::Max),
+];
+
+impl Arith {
+    /// Check and build.
+    pub fn new(
+        op: &str,
+        digits: (u32, u32),
+        carries: &str,
+        layout: &str,
+        count: Option<usize>,
+    ) -> Result<Self, GenError> {
+        let op: Op = pick(OPS, op, "--op")?;
+        let layout: Layout = pick(LAYOUTS, layout, "--layout")?;
+        let carries: Carries = pick(CARRIES, carries, "--carries")?;
+        if digits.0 == 0 || digits.1 < digits.0 || digits.1 > MAX_DIGITS {
+            return Err(GenError::BadParams(format!(
+                "invalid --digits {}..{}: expected a range within 1..{MAX_DIGITS}",
+                digits.0, digits.1
+            )));
+        }
+        if carries != Carries::Any && !matches!(op, Op::Add | Op::Sub) {
+            return Err(GenError::BadParams(
+                "--carries none|max applies to --op add and sub only".into(),
+            ));
+        }
+        if op == Op::Sum && layout != Layout::Plain {
+            return Err(GenError::BadParams(
+                "--op sum hides numbers in text; it takes --layout plain only".into(),
+            ));
+        }
+        let count = count.unwrap_or(SUM_COUNT);
+        if count == 0 || count > 10_000 {
+            return Err(GenError::BadParams(format!(
+                "invalid --count {count}: expected 1 to 10000"
+            )));
+        }
+        Ok(Arith {
+            op,
+            digits,
+            carries,
+            layout,
+            count,
+        })
+    }
+
+    fn content_params(&self) -> serde_json::Value {
+        json!({
+            "op": name_of(OPS, self.op),
+            "digits": [self.digits.0, self.digits.1],
+            "carries": name_of(CARRIES, self.carries),
+            "layout": name_of(LAYOUTS, self.layout),
+            "count": if self.op == Op::Sum { Some(self.count) } else { None },
+        })
+    }
+
+    /// Operand digits, least significant first, with the leading digit non-zero.
+    fn operands(&self, rng: &mut Rng) -> (Vec<u8>, Vec<u8>) {
+        let da = rng.range_inclusive(self.digits.0 as u64, self.digits.1 as u64) as usize;
+        let db = if self.carries == Carries::Max {
+            da
+        } else {
+            rng.range_inclusive(self.digits.0 as u64, self.digits.1 as u64) as usize
+        };
+        let (da, db) = if self.op == Op::Sub {
+            (da.max(db), da.min(db))
+        } else {
+            (da, db)
+        };
+        let mut a = vec![0u8; da];
+        let mut b = vec![0u8; db];
+        let free = |rng: &mut Rng, i: usize, len: usize| -> u8 {
+            if i + 1 == len && len > 1 {
+                1 + rng.below(9) as u8
+            } else {
+                rng.below(10) as u8
+            }
+        };
+        let mut carry = 0u8;
+        for i in 0..da.max(db) {
+            let top_a = i + 1 == da && da > 1;
+            let top_b = i + 1 == db && db > 1;
+            match (self.op, self.carries) {
+                (_, Carries::Any) | (Op::Mul, _) | (Op::Sum, _) => {
+                    if i < da {
+                        a[i] = free(rng, i, da);
+                    }
+                    if i < db {
+                        b[i] = free(rng, i, db);
+                    }
+                }
+                (Op::Add, Carries::None) => {
+                    // a_i + b_i ≤ 9 in every column.
+                    if i < da && i < db {
+                        let lo = u8::from(top_a);
+                        a[i] = lo + rng.below((10 - u64::from(lo)) - u64::from(top_b)) as u8;
+                        let lo_b = u8::from(top_b);
+                        b[i] = lo_b + rng.below(u64::from(9 - a[i] - lo_b) + 1) as u8;
+                    } else if i < da {
+                        a[i] = free(rng, i, da);
+                    } else {
+                        b[i] = free(rng, i, db);
+                    }
+                }
+                (Op::Add, Carries::Max) => {
+                    // Every column's sum with the incoming carry reaches 10.
+                    let need = 10 - carry;
+                    a[i] = if top_a {
+                        1 + rng.below(9) as u8
+                    } else {
+                        rng.below(10) as u8
+                    };
+                    let min_b = need.saturating_sub(a[i]).max(u8::from(top_b));
+                    if min_b > 9 {
+                        a[i] = 9;
+                    }
+                    let min_b = need.saturating_sub(a[i]).max(u8::from(top_b));
+                    b[i] = min_b + rng.below(u64::from(10 - min_b)) as u8;
+                    carry = u8::from(a[i] + b[i] + carry >= 10);
+                }
+                (Op::Sub, Carries::None) => {
+                    // a_i ≥ b_i in every column (a has at least as many digits).
+                    if i < db {
+                        let lo = u8::from(top_a);
+                        a[i] = lo + rng.below(u64::from(10 - lo)) as u8;
+                        let lo_b = u8::from(top_b);
+                        if a[i] < lo_b {
+                            a[i] = lo_b;
+                        }
+                        b[i] = lo_b + rng.below(u64::from(a[i] - lo_b) + 1) as u8;
+                    } else {
+                        a[i] = free(rng, i, da);
+                    }
+                }
+                (Op::Sub, Carries::Max) => {
+                    if i + 1 < da {
+                        // Borrow in every column below the top: b_i > a_i − borrow_in.
+                        a[i] = rng.below(9) as u8;
+                        if i < db {
+                            let lo = (a[i] + 1 - carry).max(u8::from(top_b));
+                            b[i] = lo + rng.below(u64::from(10 - lo)) as u8;
+                        }
+                        carry = 1;
+                    } else {
+                        // Top column: a_top − borrow_in ≥ b_top and a_top ≥ 1, so a ≥ b.
+                        let b_top = if i < db {
+                            u8::from(top_b)
+                                + rng.below(u64::from(9 - carry - u8::from(top_b))) as u8
+                        } else {
+                            0
+                        };
+                        let lo = (b_top + carry).max(1);
+                        a[i] = lo + rng.below(u64::from(10 - lo)) as u8;
+                        if i < db {
+                            b[i] = b_top;
+                        }
+                    }
+                }
+            }
+        }
+        trim(&mut a);
+        trim(&mut b);
+        if self.op == Op::Sub && cmp_digits(&a, &b) == std::cmp::Ordering::Less {
+            std::mem::swap(&mut a, &mut b);
+        }
+        (a, b)
+    }
+}
+
+fn trim(d: &mut Vec<u8>) {
+    while d.len() > 1 && *d.last().unwrap_or(&1) == 0 {
+        d.pop();
+    }
+}
+
+fn cmp_digits(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.iter().rev().cmp(b.iter().rev()))
+}
+
+/// Schoolbook addition (digits least significant first); also returns the carry columns.
+pub fn add(a: &[u8], b: &[u8]) -> (Vec<u8>, Vec<bool>) {
+    let n = a.len().max(b.len());
+    let mut out = Vec::with_capacity(n + 1);
+    let mut carries = Vec::with_capacity(n);
+    let mut c = 0u8;
+    for i in 0..n {
+        let s = a.get(i).copied().unwrap_or(0) + b.get(i).copied().unwrap_or(0) + c;
+        out.push(s % 10);
+        c = s / 10;
+        carries.push(c == 1);
+    }
+    if c > 0 {
+        out.push(c);
+    }
+    (out, carries)
+}
+
+/// Schoolbook subtraction a − b for a ≥ b; also returns the borrow columns.
+pub fn sub(a: &[u8], b: &[u8]) -> (Vec<u8>, Vec<bool>) {
+    let mut out = Vec::with_capacity(a.len());
+    let mut borrows = Vec::with_capacity(a.len());
+    let mut br = 0i8;
+    for (i, &ai) in a.iter().enumerate() {
+        let mut d = ai as i8 - b.get(i).copied().unwrap_or(0) as i8 - br;
+        br = i8::from(d < 0);
+        if d < 0 {
+            d += 10;
+        }
+        out.push(d as u8);
+        borrows.push(br == 1);
+    }
+    trim(&mut out);
+    (out, borrows)
+}
+
+/// Schoolbook multiplication.
+pub fn mul(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut acc = vec![0u32; a.len() + b.len()];
+    for (i, &x) in a.iter().enumerate() {
+        for (j, &y) in b.iter().enumerate() {
+            acc[i + j] += u32::from(x) * u32::from(y);
+        }
+        // Normalise as we go so the accumulators stay small.
+        let mut c = 0;
+        for v in acc.iter_mut() {
+            let s = *v + c;
+            *v = s % 10;
+            c = s / 10;
+        }
+    }
+    let mut out: Vec<u8> = acc.into_iter().map(|v| v as u8).collect();
+    trim(&mut out);
+    out
+}
+
+/// Natural-order decimal string.
+pub fn decimal(d: &[u8]) -> String {
+    d.iter().rev().map(|&x| char::from(b'0' + x)).collect()
+}
+
+fn longest_run(flags: &[bool]) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for &f in flags {
+        cur = if f { cur + 1 } else { 0 };
+        best = best.max(cur);
+    }
+    best
+}
+
+/// Place letter for digit position p (0 = units): a … z, then ba, bb, … (base 26).
+fn place(p: usize) -> String {
+    let mut n = p;
+    let mut s = vec![b'a' + (n % 26) as u8];
+    n /= 26;
+    while n > 0 {
+        s.push(b'a' + (n % 26) as u8);
+        n /= 26;
+    }
+    s.reverse();
+    String::from_utf8(s).unwrap_or_default()
+}
+
+impl Arith {
+    fn write(&self, d: &[u8], width: usize, answer: bool) -> String {
+        let mut digits = d.to_vec();
+        if self.layout == Layout::Padded {
+            digits.resize(width.max(d.len()), 0);
+        }
+        match self.layout {
+            Layout::Plain | Layout::Padded => decimal(&digits),
+            Layout::Reversed => digits.iter().map(|&x| char::from(b'0' + x)).collect(),
+            Layout::ReversedAnswer if answer => {
+                digits.iter().map(|&x| char::from(b'0' + x)).collect()
+            }
+            Layout::ReversedAnswer => decimal(&digits),
+            Layout::Hints => digits
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(p, &x)| format!("{}{}", place(p), x))
+                .collect(),
+        }
+    }
+}
+
+impl Task for Arith {
+    fn name(&self) -> &'static str {
+        "arith"
+    }
+
+    fn variant(&self) -> String {
+        name_of(OPS, self.op).to_string()
+    }
+
+    fn params(&self) -> serde_json::Value {
+        self.content_params()
+    }
+
+    fn uses_haystack(&self) -> bool {
+        self.op == Op::Sum
+    }
+
+    fn max_new_tokens(&self) -> u32 {
+        0
+    }
+
+    fn example_vars(&self) -> Vars {
+        vars([(
+            "question",
+            if self.op == Op::Sum {
+                "What is the sum?"
+            } else {
+                ""
+            },
+        )])
+    }
+
+    fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
+        let frame = run.template.frame(&self.example_vars())?;
+        let n = run
+            .tokenizer
+            .count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        let per = (self.digits.1 as usize).div_ceil(2) + 8;
+        let items = if self.op == Op::Sum { self.count } else { 2 };
+        Ok((n + per * items) as u64 + run.reserve)
+    }
+
+    fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
+        let params = canonical_json(&self.content_params());
+        let coords = Coordinates {
+            task: "arith",
+            params: &params,
+            seed: run.seed,
+            length: cell.length,
+            depth: cell.depth,
+            sample: cell.sample,
+        };
+        let mut rng = coords.rng(Stream::Content);
+        let tok = &run.tokenizer;
+        let budget = cell.length.saturating_sub(run.reserve) as usize;
+        let mut p = self.content_params();
+        let (fitted, question, target, operands) = if self.op == Op::Sum {
+            let numbers: Vec<Vec<u8>> =
+                (0..self.count).map(|_| self.operands(&mut rng).0).collect();
+            let total = numbers.iter().fold(vec![0u8], |acc, n| add(&acc, n).0);
+            let question = format!(
+                "What is the sum of all {} numbers the notes give? Reply with the number only.",
+                numbers.len()
+            );
+            let frame = run.template.frame(&vars([("question", &question)]))?;
+            let haystack = run.required_haystack("arith --op sum")?;
+            let mut placement = coords.rng(Stream::Placement);
+            let first = cell.depth.unwrap_or(50.0);
+            let needles: Vec<NeedleSpec> = numbers
+                .iter()
+                .enumerate()
+                .map(|(i, n)| NeedleSpec {
+                    text: format!("Add {} to the tally.", decimal(n)),
+                    depth: if i == 0 {
+                        first
+                    } else {
+                        100.0 * placement.unit_f64()
+                    },
+                })
+                .collect();
+            let mut stream =
+                haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
+            let fitted = fit(tok, &frame, &needles, &mut stream, budget)?;
+            p["carries_count"] = json!(null);
+            p["longest_carry_chain"] = json!(null);
+            (fitted, question, decimal(&total), numbers)
+        } else {
+            let (a, b) = self.operands(&mut rng);
+            let (result, flags) = match self.op {
+                Op::Add => {
+                    let (r, c) = add(&a, &b);
+                    (r, Some(c))
+                }
+                Op::Sub => {
+                    let (r, c) = sub(&a, &b);
+                    (r, Some(c))
+                }
+                _ => (mul(&a, &b), None),
+            };
+            let w = self.digits.1 as usize;
+            let answer_width = match self.op {
+                Op::Add => w + 1,
+                Op::Mul => 2 * w,
+                _ => w,
+            };
+            let sym = match self.op {
+                Op::Add => "+",
+                Op::Sub => "-",
+                _ => "*",
+            };
+            let problem = format!(
+                "{}{sym}{}=",
+                self.write(&a, w, false),
+                self.write(&b, w, false)
+            );
+            let frame = run.template.frame(&vars([("question", "")]))?;
+            let fitted = render_facts(tok, &frame, std::slice::from_ref(&problem))?;
+            if cell.length > 0 && fitted.length > budget {
+                return Err(GenError::TooShort {
+                    budget,
+                    needed: fitted.length,
+                });
+            }
+            p["carries_count"] = json!(flags.as_ref().map(|f| f.iter().filter(|&&c| c).count()));
+            p["longest_carry_chain"] = json!(flags.as_ref().map(|f| longest_run(f)));
+            let target = self.write(&result, answer_width, true);
+            p["result"] = json!(decimal(&result));
+            (fitted, problem, target, vec![a, b])
+        };
+        let op_strings: Vec<String> = operands.iter().map(|d| decimal(d)).collect();
+        if self.op == Op::Sum {
+            p["result"] = json!(target);
+        }
+        p["operands"] = json!(op_strings);
+        p["operand_digits"] = json!(operands.iter().map(Vec::len).collect::<Vec<_>>());
+        let target_tokens = tok.count(&target)?;
+        Ok(Instance {
+            task: "arith".into(),
+            variant: self.variant(),
+            input: fitted.input,
+            question,
+            answer_prefix: String::new(),
+            target: target.clone(),
+            answers: vec![target],
+            labels: Vec::new(),
+            metric: Metric::Exact,
+            max_new_tokens: (target_tokens + 16) as u32,
+            target_length: cell.length,
+            length: fitted.length as u64,
+            tokenizer: tok.id(),
+            depth_percent: cell.depth,
+            needle_offsets: if self.op == Op::Sum {
+                fitted.needle_offsets.iter().map(|&o| o as u64).collect()
+            } else {
+                Vec::new()
+            },
+            needle_depths: if self.op == Op::Sum {
+                fitted.needle_depths
+            } else {
+                Vec::new()
+            },
+            sample_index: cell.sample,
+            params: canonical_json(&p),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digits(s: &str) -> Vec<u8> {
+        s.bytes().rev().map(|b| b - b'0').collect()
+    }
+
+    #[test]
+    fn schoolbook_operations() {
+        assert_eq!(decimal(&add(&digits("999"), &digits("1")).0), "1000");
+        assert_eq!(decimal(&sub(&digits("1000"), &digits("1")).0), "999");
+        assert_eq!(decimal(&mul(&digits("12345"), &digits("6789"))), "83810205");
+        assert_eq!(decimal(&mul(&digits("0"), &digits("6789"))), "0");
+        assert_eq!(place(0), "a");
+        assert_eq!(place(26), "ba");
+    }
+
+    #[test]
+    fn carry_control() {
+        for (op, carries) in [
+            ("add", "none"),
+            ("add", "max"),
+            ("sub", "none"),
+            ("sub", "max"),
+        ] {
+            let t = Arith::new(op, (1, 30), carries, "plain", None).unwrap();
+            let mut rng = Rng::from_seed_u64(4, Stream::Content);
+            for _ in 0..500 {
+                let (a, b) = t.operands(&mut rng);
+                assert!(a.last() != Some(&0) || a.len() == 1);
+                assert!(b.last() != Some(&0) || b.len() == 1);
+                let flags = if op == "add" {
+                    add(&a, &b).1
+                } else {
+                    sub(&a, &b).1
+                };
+                let n = flags.iter().filter(|&&f| f).count();
+                if carries == "none" {
+                    assert_eq!(n, 0, "{op} {} {}", decimal(&a), decimal(&b));
+                } else {
+                    let cols = if op == "add" {
+                        a.len().min(b.len())
+                    } else {
+                        a.len() - 1
+                    };
+                    assert!(
+                        n >= cols,
+                        "{op} {} {}: {n} carries",
+                        decimal(&a),
+                        decimal(&b)
+                    );
+                }
+            }
+        }
+    }
+}

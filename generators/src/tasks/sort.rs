@@ -1,0 +1,415 @@
+//! `sort`: sort N items, at any N, optionally hidden in a haystack.
+//!
+//! Integers (digit count drawn first, then digits) or words; duplicates or not; ascending or
+//! descending; output the sorted values or, in the keyed form, the labels ordered by their
+//! values. Answers are written without brackets so harnesses never parse them as lists.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
+use crate::rng::{Coordinates, Rng, Stream};
+use crate::template::{vars, Vars};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+
+const WORDS: &[&str] = &[
+    include_str!("../../../haystacks/words/noun.txt"),
+    include_str!("../../../haystacks/vocab/key_nouns.txt"),
+    include_str!("../../../haystacks/vocab/key_adjectives.txt"),
+];
+
+/// Most items `--len` may pick.
+pub const MAX_ITEMS: usize = 100_000;
+/// Items when a haystack is used without `--items`.
+pub const HIDDEN_ITEMS: usize = 20;
+
+/// Validated sort parameters.
+#[derive(Debug, Clone)]
+pub struct Sort {
+    /// Words instead of integers.
+    pub words: bool,
+    /// Digit range of integers (inclusive).
+    pub digits: (u32, u32),
+    /// Allow repeated items.
+    pub duplicates: bool,
+    /// Largest first.
+    pub descending: bool,
+    /// Output labels ordered by their values instead of the values.
+    pub keys: bool,
+    /// Exact item count, or None to fill `--len`.
+    pub items: Option<usize>,
+    /// Items hidden in a haystack.
+    pub hidden: bool,
+    vocab: Vec<&'static str>,
+}
+
+impl Sort {
+    /// Check and build.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        words: bool,
+        digits: (u32, u32),
+        duplicates: bool,
+        descending: bool,
+        output: &str,
+        items: Option<usize>,
+        hidden: bool,
+    ) -> Result<Self, GenError> {
+        let bad = |m: String| Err(GenError::BadParams(m));
+        let keys = match output {
+            "values" => false,
+            "keys" => true,
+            v => return bad(format!("invalid --output '{v}': expected values or keys")),
+        };
+        if digits.0 == 0 || digits.1 < digits.0 || digits.1 > 30 {
+            return bad(format!(
+                "invalid --digits {}..{}: expected a range within 1..30",
+                digits.0, digits.1
+            ));
+        }
+        let mut vocab: BTreeSet<&'static str> = BTreeSet::new();
+        for list in WORDS {
+            vocab.extend(list.lines().map(str::trim).filter(|l| !l.is_empty()));
+        }
+        let vocab: Vec<&'static str> = vocab.into_iter().collect();
+        let capacity = if words {
+            vocab.len() as f64
+        } else {
+            10f64.powi(digits.1 as i32)
+        };
+        if let Some(n) = items {
+            if n == 0 || n > MAX_ITEMS {
+                return bad(format!("invalid --items {n}: expected 1 to {MAX_ITEMS}"));
+            }
+            if !duplicates && n as f64 > capacity / 2.0 {
+                return bad(format!(
+                    "invalid --items {n}: without --duplicates at most {} distinct items fit this item space",
+                    (capacity / 2.0) as u64
+                ));
+            }
+        }
+        Ok(Sort {
+            words,
+            digits,
+            duplicates,
+            descending,
+            keys,
+            items,
+            hidden,
+            vocab,
+        })
+    }
+
+    fn content_params(&self) -> serde_json::Value {
+        json!({
+            "items": if self.words { "words" } else { "numbers" },
+            "digits": [self.digits.0, self.digits.1],
+            "duplicates": self.duplicates,
+            "order": if self.descending { "descending" } else { "ascending" },
+            "output": if self.keys { "keys" } else { "values" },
+            "count": self.items,
+            "hidden": self.hidden,
+        })
+    }
+
+    fn capacity(&self) -> usize {
+        if self.words {
+            self.vocab.len()
+        } else {
+            10usize.saturating_pow(self.digits.1).min(usize::MAX / 2)
+        }
+    }
+
+    fn item(&self, rng: &mut Rng) -> String {
+        if self.words {
+            return rng.choose(&self.vocab).to_string();
+        }
+        let d = rng.range_inclusive(self.digits.0 as u64, self.digits.1 as u64) as u32;
+        if d == 1 {
+            return rng.below(10).to_string();
+        }
+        let mut s = String::with_capacity(d as usize);
+        s.push(char::from(b'1' + rng.below(9) as u8));
+        for _ in 1..d {
+            s.push(char::from(b'0' + rng.below(10) as u8));
+        }
+        s
+    }
+
+    /// The first `n` items of this instance's item stream (a prefix of every longer one).
+    fn items(&self, n: usize, coords: &Coordinates<'_>) -> Vec<String> {
+        let mut rng = coords.rng(Stream::Content);
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::with_capacity(n);
+        let mut misses = 0usize;
+        while out.len() < n {
+            let it = self.item(&mut rng);
+            if self.duplicates || seen.insert(it.clone()) {
+                out.push(it);
+            } else {
+                misses += 1;
+                if misses > 64 * n + 1024 {
+                    break; // the item space is exhausted; --len then stops here
+                }
+            }
+        }
+        out
+    }
+
+    /// Compare two items: numerically for numbers, byte-wise for words.
+    fn cmp(&self, a: &str, b: &str) -> std::cmp::Ordering {
+        if self.words {
+            a.cmp(b)
+        } else {
+            (a.len(), a).cmp(&(b.len(), b))
+        }
+    }
+
+    fn label(i: usize) -> String {
+        // A, B, …, Z, AA, AB, …: bijective base 26.
+        let mut n = i + 1;
+        let mut s = Vec::new();
+        while n > 0 {
+            n -= 1;
+            s.push(b'A' + (n % 26) as u8);
+            n /= 26;
+        }
+        s.reverse();
+        String::from_utf8(s).unwrap_or_default()
+    }
+
+    /// Prompt pieces and answer for `items`: (listing facts, question, target, answers, keys).
+    fn render_parts(
+        &self,
+        items: &[String],
+    ) -> (Vec<String>, String, String, Vec<String>, Vec<String>) {
+        let what = if self.words { "words" } else { "numbers" };
+        let dir = if self.descending {
+            "descending"
+        } else {
+            "ascending"
+        };
+        let labels: Vec<String> = (0..items.len()).map(Self::label).collect();
+        let mut idx: Vec<usize> = (0..items.len()).collect();
+        idx.sort_by(|&a, &b| {
+            let o = self.cmp(&items[a], &items[b]);
+            let o = if self.descending { o.reverse() } else { o };
+            // Ties keep label order, which the question states.
+            o.then(a.cmp(&b))
+        });
+        let sorted: Vec<String> = idx.iter().map(|&i| items[i].clone()).collect();
+        if self.keys {
+            let facts = if self.hidden {
+                labels
+                    .iter()
+                    .zip(items)
+                    .map(|(l, v)| format!("Note that label {l} carries the value {v}."))
+                    .collect()
+            } else {
+                vec![labels
+                    .iter()
+                    .zip(items)
+                    .map(|(l, v)| format!("{l}:{v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")]
+            };
+            let order: Vec<String> = idx.iter().map(|&i| labels[i].clone()).collect();
+            let q = format!(
+                "List every label ordered by its value, {dir}; when values are equal, put the labels in alphabetical order. Write the labels separated by commas, with no spaces."
+            );
+            (facts, q, order.join(","), order, labels)
+        } else {
+            let facts = if self.hidden {
+                items
+                    .iter()
+                    .map(|v| {
+                        format!(
+                            "Note the {} {v}.",
+                            if self.words { "word" } else { "number" }
+                        )
+                    })
+                    .collect()
+            } else {
+                vec![items.join(" ")]
+            };
+            let q =
+                format!(
+                "Sort all of these {what} in {dir} order{}. Write them separated by single spaces.",
+                if self.duplicates { ", keeping repeated ones" } else { "" }
+            );
+            (facts, q, sorted.join(" "), sorted, Vec::new())
+        }
+    }
+}
+
+impl Task for Sort {
+    fn name(&self) -> &'static str {
+        "sort"
+    }
+
+    fn variant(&self) -> String {
+        format!(
+            "{}_{}{}",
+            if self.words { "words" } else { "numbers" },
+            if self.keys { "keys" } else { "values" },
+            if self.hidden { "_hidden" } else { "" }
+        )
+    }
+
+    fn params(&self) -> serde_json::Value {
+        self.content_params()
+    }
+
+    fn uses_haystack(&self) -> bool {
+        self.hidden
+    }
+
+    fn max_new_tokens(&self) -> u32 {
+        0
+    }
+
+    fn example_vars(&self) -> Vars {
+        vars([("question", "Sort these numbers."), ("hidden", "")])
+    }
+
+    fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
+        let frame = run.template.frame(&self.example_vars())?;
+        let n = run
+            .tokenizer
+            .count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        let per_item = if self.hidden { 12 } else { 4 };
+        Ok((n + 32 + per_item * self.items.unwrap_or(1)) as u64 + run.reserve)
+    }
+
+    fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
+        let params = canonical_json(&self.content_params());
+        let coords = Coordinates {
+            task: "sort",
+            params: &params,
+            seed: run.seed,
+            length: cell.length,
+            depth: cell.depth,
+            sample: cell.sample,
+        };
+        let tok = &run.tokenizer;
+        let budget = cell.length.saturating_sub(run.reserve) as usize;
+        let build = |n: usize| -> Result<_, GenError> {
+            let items = self.items(n, &coords);
+            let (facts, question, target, answers, keys) = self.render_parts(&items);
+            let frame = run.template.frame(&vars([
+                ("question", &question),
+                ("hidden", if self.hidden { "yes" } else { "" }),
+            ]))?;
+            Ok((items, facts, question, target, answers, keys, frame))
+        };
+        let (items, facts, question, target, answers, keys, fitted) = if self.hidden {
+            let n = self.items.unwrap_or(HIDDEN_ITEMS);
+            let (items, facts, question, target, answers, keys, frame) = build(n)?;
+            let haystack = run.required_haystack("sort --haystack")?;
+            let mut placement = coords.rng(Stream::Placement);
+            let first = cell.depth.unwrap_or(50.0);
+            let needles: Vec<NeedleSpec> = facts
+                .iter()
+                .enumerate()
+                .map(|(i, f)| NeedleSpec {
+                    text: f.clone(),
+                    depth: if i == 0 {
+                        first
+                    } else {
+                        100.0 * placement.unit_f64()
+                    },
+                })
+                .collect();
+            let mut stream =
+                haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
+            let fitted = fit(tok, &frame, &needles, &mut stream, budget)?;
+            (items, facts, question, target, answers, keys, fitted)
+        } else if let Some(n) = self.items {
+            let (items, facts, question, target, answers, keys, frame) = build(n)?;
+            let fitted = render_facts(tok, &frame, &facts)?;
+            if cell.length > 0 && fitted.length > budget {
+                return Err(GenError::TooShort {
+                    budget,
+                    needed: fitted.length,
+                });
+            }
+            (items, facts, question, target, answers, keys, fitted)
+        } else {
+            let max = self.capacity().min(MAX_ITEMS);
+            let (_, (items, facts, question, target, answers, keys, fitted)) =
+                largest_fitting(1, max, budget, |n| {
+                    let (items, facts, question, target, answers, keys, frame) = build(n)?;
+                    let fitted = render_facts(tok, &frame, &facts)?;
+                    let len = fitted.length;
+                    Ok(((items, facts, question, target, answers, keys, fitted), len))
+                })?;
+            (items, facts, question, target, answers, keys, fitted)
+        };
+        let _ = facts;
+        let target_tokens = tok.count(&target)?;
+        let mut p = self.content_params();
+        p["items"] = json!(items);
+        p["count"] = json!(items.len());
+        p["keys"] = json!(keys);
+        p["kind"] = json!(if self.words { "words" } else { "numbers" });
+        Ok(Instance {
+            task: "sort".into(),
+            variant: self.variant(),
+            input: fitted.input,
+            question,
+            answer_prefix: "Sorted:".into(),
+            target,
+            answers,
+            labels: Vec::new(),
+            metric: Metric::Exact,
+            max_new_tokens: (target_tokens + 16) as u32,
+            target_length: cell.length,
+            length: fitted.length as u64,
+            tokenizer: tok.id(),
+            depth_percent: cell.depth,
+            needle_offsets: if self.hidden {
+                fitted.needle_offsets.iter().map(|&o| o as u64).collect()
+            } else {
+                Vec::new()
+            },
+            needle_depths: if self.hidden {
+                fitted.needle_depths
+            } else {
+                Vec::new()
+            },
+            sample_index: cell.sample,
+            params: canonical_json(&p),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_bijective_base_26() {
+        assert_eq!(Sort::label(0), "A");
+        assert_eq!(Sort::label(25), "Z");
+        assert_eq!(Sort::label(26), "AA");
+        assert_eq!(Sort::label(27), "AB");
+        assert_eq!(Sort::label(701), "ZZ");
+        assert_eq!(Sort::label(702), "AAA");
+    }
+
+    #[test]
+    fn keyed_and_value_answers() {
+        let s = Sort::new(false, (1, 3), true, false, "keys", Some(3), false).unwrap();
+        let items: Vec<String> = ["25", "7", "319"].iter().map(|s| s.to_string()).collect();
+        let (facts, _, target, _, _) = s.render_parts(&items);
+        assert_eq!(facts, vec!["A:25,B:7,C:319"]);
+        assert_eq!(target, "B,A,C");
+        let s = Sort::new(false, (1, 3), true, true, "values", Some(3), false).unwrap();
+        let items: Vec<String> = ["25", "7", "25", "100"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(s.render_parts(&items).2, "100 25 25 7");
+    }
+}

@@ -1,0 +1,701 @@
+//! End-to-end tests of `gen posgen`, `gen sort` and `gen arith`, with independent re-computation
+//! of every answer.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn out(t: &tempfile::TempDir, name: &str) -> String {
+    t.path().join(name).display().to_string()
+}
+
+fn u64s(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+/// Must show 1: each posgen variant obeys its rule at every position; target is the
+/// continuation; train and test seed tuples are disjoint.
+#[test]
+fn posgen_rules_and_disjoint_splits() {
+    let t = tmp();
+    for variant in ["recursive", "cot", "semi-recursive"] {
+        let mut seeds: [BTreeSet<Vec<u64>>; 2] = Default::default();
+        for (s, split) in ["train", "test"].iter().enumerate() {
+            let o = out(&t, &format!("{variant}-{split}"));
+            gen_ok(&[
+                "posgen",
+                "--variant",
+                variant,
+                "--split",
+                split,
+                "--samples",
+                "300",
+                "--modulus",
+                "5",
+                "--near",
+                "2",
+                "--far",
+                "1",
+                "--out",
+                &o,
+                "-q",
+            ]);
+            for r in rows(Path::new(&o)) {
+                let p = &r.params;
+                let (m, j, k) = (5u64, 2usize, 1usize);
+                let seq = u64s(&p["sequence"]);
+                assert_eq!(seq.len(), if *split == "train" { 64 } else { 256 });
+                for tpos in j + k..seq.len() {
+                    let near: u64 = seq[tpos - j..tpos].iter().sum();
+                    let far: u64 = match variant {
+                        "recursive" => seq[tpos - j - k..tpos - j].iter().sum(),
+                        "cot" => seq[..k].iter().sum(),
+                        _ => {
+                            let p = (tpos - j - k) / 2;
+                            seq[p..p + k].iter().sum()
+                        }
+                    };
+                    assert_eq!(seq[tpos], (near + far) % m, "{variant} position {tpos}");
+                }
+                let seed_tokens = u64s(&p["seed_tokens"]);
+                assert_eq!(seed_tokens[..], seq[..j + k]);
+                let cont: Vec<String> = seq[j + k..].iter().map(u64::to_string).collect();
+                assert_eq!(r.target, cont.join(" "));
+                assert_eq!(p["ood_from"], 64);
+                assert!(
+                    r.input.trim()
+                        == seed_tokens
+                            .iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                );
+                seeds[s].insert(seed_tokens);
+            }
+        }
+        assert!(seeds[0].len() > 50 && seeds[1].len() > 50);
+        assert!(
+            seeds[0].is_disjoint(&seeds[1]),
+            "{variant}: train and test share seed tuples"
+        );
+    }
+}
+
+fn numeric_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    (a.len(), a).cmp(&(b.len(), b))
+}
+
+/// Must show 2: sort targets are exactly the sorted items, for 10 items and --len 32k.
+#[test]
+fn sort_targets_are_sorted_items() {
+    let t = tmp();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("ten", vec!["--items", "10"]),
+        (
+            "ten-desc-dup",
+            vec![
+                "--items",
+                "10",
+                "--descending",
+                "--duplicates",
+                "--digits",
+                "1",
+            ],
+        ),
+        ("len32k", vec!["--len", "32k", "--digits", "1..6"]),
+        ("words", vec!["--items", "30", "--words"]),
+        (
+            "keys",
+            vec![
+                "--items",
+                "12",
+                "--output",
+                "keys",
+                "--duplicates",
+                "--digits",
+                "1",
+            ],
+        ),
+        (
+            "hidden",
+            vec![
+                "--items",
+                "15",
+                "--haystack",
+                "generated",
+                "--len",
+                "8k",
+                "--depths",
+                "2",
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let o = out(&t, name);
+        let mut all = vec!["sort", "--samples", "2", "--out", &o, "-q"];
+        all.extend(args.iter());
+        gen_ok(&all);
+        for r in rows(Path::new(&o)) {
+            let p = &r.params;
+            let items: Vec<String> = p["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            let words = p["kind"] == "words";
+            let desc = p["order"] == "descending";
+            let mut idx: Vec<usize> = (0..items.len()).collect();
+            idx.sort_by(|&a, &b| {
+                let o = if words {
+                    items[a].cmp(&items[b])
+                } else {
+                    numeric_cmp(&items[a], &items[b])
+                };
+                (if desc { o.reverse() } else { o }).then(a.cmp(&b))
+            });
+            if p["output"] == "keys" {
+                let keys: Vec<String> = p["keys"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap().to_string())
+                    .collect();
+                let want: Vec<&str> = idx.iter().map(|&i| keys[i].as_str()).collect();
+                assert_eq!(r.target, want.join(","), "{name}");
+                for (k, v) in keys.iter().zip(&items) {
+                    assert!(r.input.contains(&format!("{k}:{v}")));
+                }
+            } else {
+                let want: Vec<&str> = idx.iter().map(|&i| items[i].as_str()).collect();
+                assert_eq!(r.target, want.join(" "), "{name}");
+                assert_eq!(r.answers, want);
+                assert!(!r.target.contains('['));
+            }
+            for it in &items {
+                assert!(
+                    r.input.contains(it.as_str()),
+                    "{name}: item {it} not in input"
+                );
+            }
+            let distinct: BTreeSet<&String> = items.iter().collect();
+            if p["duplicates"] == true {
+                if name == "ten-desc-dup" || name == "keys" {
+                    assert!(
+                        distinct.len() < items.len(),
+                        "{name}: duplicates expected among 1-digit items"
+                    );
+                }
+            } else {
+                assert_eq!(distinct.len(), items.len(), "{name}: no duplicates asked");
+            }
+            match name {
+                "ten" | "ten-desc-dup" => assert_eq!(items.len(), 10),
+                "len32k" => {
+                    assert!(items.len() > 3000, "{}", items.len());
+                    assert!(r.length <= 32768 && r.length > 32768 - 20, "{}", r.length);
+                }
+                "hidden" => {
+                    assert_eq!(r.needle_offsets.len(), 15);
+                    let budget = 8192;
+                    assert!(r.length <= budget && r.length >= budget - 17);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Decimal strings as base-1e9 limbs (least significant first): an implementation independent of
+/// the generator's digit-vector arithmetic.
+fn limbs(s: &str) -> Vec<u64> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut end = b.len();
+    while end > 0 {
+        let start = end.saturating_sub(9);
+        out.push(
+            std::str::from_utf8(&b[start..end])
+                .unwrap()
+                .parse()
+                .unwrap(),
+        );
+        end = start;
+    }
+    out
+}
+
+fn unlimbs(mut l: Vec<u64>) -> String {
+    while l.len() > 1 && *l.last().unwrap() == 0 {
+        l.pop();
+    }
+    let mut s = l.last().unwrap().to_string();
+    for x in l.iter().rev().skip(1) {
+        s.push_str(&format!("{x:09}"));
+    }
+    s
+}
+
+fn big(a: &str, b: &str, op: &str) -> String {
+    let (x, y) = (limbs(a), limbs(b));
+    const B: u64 = 1_000_000_000;
+    match op {
+        "add" => {
+            let mut out = vec![0u64; x.len().max(y.len()) + 1];
+            let mut c = 0;
+            for (i, o) in out.iter_mut().enumerate() {
+                let s = x.get(i).unwrap_or(&0) + y.get(i).unwrap_or(&0) + c;
+                *o = s % B;
+                c = s / B;
+            }
+            unlimbs(out)
+        }
+        "sub" => {
+            let mut out = vec![0u64; x.len()];
+            let mut br = 0i64;
+            for (i, o) in out.iter_mut().enumerate() {
+                let mut d = x[i] as i64 - *y.get(i).unwrap_or(&0) as i64 - br;
+                br = (d < 0) as i64;
+                if d < 0 {
+                    d += B as i64;
+                }
+                *o = d as u64;
+            }
+            unlimbs(out)
+        }
+        _ => {
+            let mut out = vec![0u128; x.len() + y.len() + 1];
+            for (i, &p) in x.iter().enumerate() {
+                for (j, &q) in y.iter().enumerate() {
+                    out[i + j] += p as u128 * q as u128;
+                    let carry = out[i + j] / B as u128;
+                    out[i + j] %= B as u128;
+                    out[i + j + 1] += carry;
+                }
+            }
+            unlimbs(out.into_iter().map(|v| v as u64).collect())
+        }
+    }
+}
+
+fn carries(a: &str, b: &str, op: &str) -> usize {
+    let (x, y): (Vec<u8>, Vec<u8>) = (
+        a.bytes().rev().map(|c| c - b'0').collect(),
+        b.bytes().rev().map(|c| c - b'0').collect(),
+    );
+    let mut n = 0;
+    let mut c = 0i8;
+    for i in 0..x.len().max(y.len()) {
+        let (p, q) = (*x.get(i).unwrap_or(&0) as i8, *y.get(i).unwrap_or(&0) as i8);
+        if op == "add" {
+            c = ((p + q + c) >= 10) as i8;
+        } else {
+            c = ((p - q - c) < 0) as i8;
+        }
+        n += c as usize;
+    }
+    n
+}
+
+/// Must show 3: results are right for 1..200-digit operands; layouts render as specified;
+/// carry control does what it says.
+#[test]
+fn arith_results_layouts_and_carries() {
+    let t = tmp();
+    for op in ["add", "sub", "mul"] {
+        let o = out(&t, op);
+        gen_ok(&[
+            "arith",
+            "--op",
+            op,
+            "--digits",
+            "1..200",
+            "--samples",
+            "40",
+            "--out",
+            &o,
+            "-q",
+        ]);
+        let mut widths = BTreeSet::new();
+        for r in rows(Path::new(&o)) {
+            let ops: Vec<&str> = r.params["operands"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            for x in &ops {
+                assert!(!x.starts_with('0') || x.len() == 1, "leading zero in {x}");
+                widths.insert(x.len());
+            }
+            let want = big(ops[0], ops[1], op);
+            assert_eq!(r.params["result"].as_str().unwrap(), want, "{op} {ops:?}");
+            assert_eq!(r.target, want);
+            let sym = match op {
+                "add" => "+",
+                "sub" => "-",
+                _ => "*",
+            };
+            assert_eq!(r.input, format!("{}{sym}{}=", ops[0], ops[1]));
+        }
+        assert!(
+            widths.len() > 20,
+            "digit counts are drawn first: {widths:?}"
+        );
+    }
+    // Layouts.
+    for layout in ["reversed", "reversed-answer", "padded", "hints"] {
+        let o = out(&t, layout);
+        gen_ok(&[
+            "arith",
+            "--layout",
+            layout,
+            "--digits",
+            "1..12",
+            "--samples",
+            "10",
+            "--out",
+            &o,
+            "-q",
+        ]);
+        for r in rows(Path::new(&o)) {
+            let ops: Vec<String> = r.params["operands"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            let res = r.params["result"].as_str().unwrap().to_string();
+            let rev = |s: &str| s.chars().rev().collect::<String>();
+            let pad = |s: &str, w: usize| format!("{s:0>w$}");
+            let hint = |s: &str| {
+                s.chars()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let p = s.len() - 1 - i;
+                        let mut m = String::new();
+                        let mut n = p;
+                        m.insert(0, (b'a' + (n % 26) as u8) as char);
+                        n /= 26;
+                        while n > 0 {
+                            m.insert(0, (b'a' + (n % 26) as u8) as char);
+                            n /= 26;
+                        }
+                        format!("{m}{c}")
+                    })
+                    .collect::<String>()
+            };
+            let (a, b, ans) = match layout {
+                "reversed" => (rev(&ops[0]), rev(&ops[1]), rev(&res)),
+                "reversed-answer" => (ops[0].clone(), ops[1].clone(), rev(&res)),
+                "padded" => (pad(&ops[0], 12), pad(&ops[1], 12), pad(&res, 13)),
+                _ => (hint(&ops[0]), hint(&ops[1]), hint(&res)),
+            };
+            assert_eq!(r.input, format!("{a}+{b}="), "{layout}");
+            assert_eq!(r.target, ans, "{layout}");
+        }
+    }
+    // Carry control.
+    for (op, mode) in [
+        ("add", "none"),
+        ("add", "max"),
+        ("sub", "none"),
+        ("sub", "max"),
+    ] {
+        let o = out(&t, &format!("{op}-{mode}"));
+        gen_ok(&[
+            "arith",
+            "--op",
+            op,
+            "--carries",
+            mode,
+            "--digits",
+            "5..60",
+            "--samples",
+            "30",
+            "--out",
+            &o,
+            "-q",
+        ]);
+        for r in rows(Path::new(&o)) {
+            let ops: Vec<&str> = r.params["operands"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            let n = carries(ops[0], ops[1], op);
+            assert_eq!(r.params["carries_count"].as_u64().unwrap() as usize, n);
+            if mode == "none" {
+                assert_eq!(n, 0, "{op} {ops:?}");
+            } else {
+                let cols = if op == "add" {
+                    ops[0].len().min(ops[1].len())
+                } else {
+                    ops[0].len() - 1
+                };
+                assert!(n >= cols, "{op} {ops:?}: {n} carries, {cols} columns");
+                assert!(r.params["longest_carry_chain"].as_u64().unwrap() as usize >= cols);
+            }
+            assert_eq!(r.target, big(ops[0], ops[1], op));
+        }
+    }
+}
+
+/// Must show 4: the long-context sum.
+#[test]
+fn arith_sum_in_a_haystack() {
+    let t = tmp();
+    let o = out(&t, "sum");
+    gen_ok(&[
+        "arith",
+        "--op",
+        "sum",
+        "--len",
+        "32k",
+        "--haystack",
+        "generated",
+        "--count",
+        "25",
+        "--digits",
+        "2..9",
+        "--depths",
+        "3",
+        "--out",
+        &o,
+        "-q",
+    ]);
+    for r in rows(Path::new(&o)) {
+        let nums: Vec<&str> = r.params["operands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(nums.len(), 25);
+        let total: u128 = nums.iter().map(|n| n.parse::<u128>().unwrap()).sum();
+        assert_eq!(r.target, total.to_string());
+        for n in &nums {
+            assert!(r.input.contains(&format!("Add {n} to the tally.")));
+        }
+        assert_eq!(r.needle_offsets.len(), 25);
+        assert!(r.length <= 32768 && r.length >= 32768 - 66, "{}", r.length);
+    }
+}
+
+/// Must show 5: deterministic and verifiable, all three tasks.
+#[test]
+fn lengthgen_tasks_are_deterministic_and_verify() {
+    let t = tmp();
+    for (name, args) in [
+        (
+            "posgen",
+            vec!["posgen", "--variant", "cot", "--samples", "5"],
+        ),
+        ("sort", vec!["sort", "--len", "2k,4k", "--samples", "2"]),
+        (
+            "arith",
+            vec![
+                "arith",
+                "--op",
+                "mul",
+                "--digits",
+                "1..50",
+                "--layout",
+                "hints",
+                "--samples",
+                "5",
+            ],
+        ),
+        (
+            "sum",
+            vec!["arith", "--op", "sum", "--len", "4k", "--depths", "2"],
+        ),
+    ] {
+        let a = out(&t, &format!("{name}-a"));
+        let b = out(&t, &format!("{name}-b"));
+        let mut x = args.clone();
+        x.extend(["--out", &a, "-q"]);
+        gen_ok(&x);
+        let mut y = args.clone();
+        y.extend(["--out", &b, "-q", "--threads", "1"]);
+        gen_ok(&y);
+        let read = |d: &str| {
+            parquet_files(Path::new(d))
+                .iter()
+                .map(|f| std::fs::read(f).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(read(&a), read(&b), "{name}");
+        gen_ok(&["verify", &a, "-q"]);
+    }
+}
+
+#[test]
+fn lengthgen_bad_input() {
+    let t = tmp();
+    for (args, needle) in [
+        (vec!["posgen", "--variant", "spiral"], "spiral"),
+        (vec!["posgen", "--split", "valid"], "--split"),
+        (vec!["posgen", "--train-len", "3"], "--train-len"),
+        (vec!["posgen", "--op", "mul"], "--op"),
+        (vec!["sort", "--output", "both"], "--output"),
+        (vec!["sort", "--digits", "x"], "--digits"),
+        (
+            vec!["sort", "--items", "900", "--digits", "1..3"],
+            "distinct",
+        ),
+        (vec!["arith", "--layout", "spiral"], "--layout"),
+        (
+            vec!["arith", "--op", "mul", "--carries", "max"],
+            "--carries",
+        ),
+        (vec!["arith", "--op", "div"], "--op"),
+        (vec!["arith", "--depths", "3"], "no haystack"),
+    ] {
+        let o = out(&t, "x");
+        let mut all = args.clone();
+        all.extend(["--out", &o]);
+        let res = gen(&all);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert_eq!(res.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!Path::new(&o).exists());
+    }
+}
+
+/// Golden files per task and layout. Regenerate with
+/// `UPDATE_GOLDEN=1 cargo test --test lengthgen golden`.
+#[test]
+fn golden_lengthgen() {
+    let t = tmp();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "posgen_recursive",
+            vec![
+                "posgen",
+                "--train-len",
+                "12",
+                "--test-len",
+                "20",
+                "--samples",
+                "2",
+            ],
+        ),
+        (
+            "posgen_semi_recursive",
+            vec![
+                "posgen",
+                "--variant",
+                "semi-recursive",
+                "--split",
+                "train",
+                "--train-len",
+                "12",
+                "--explain",
+            ],
+        ),
+        ("sort_numbers_values", vec!["sort", "--items", "8"]),
+        (
+            "sort_words_keys",
+            vec!["sort", "--items", "6", "--words", "--output", "keys"],
+        ),
+        (
+            "sort_numbers_values_hidden",
+            vec![
+                "sort",
+                "--items",
+                "5",
+                "--haystack",
+                "noise",
+                "--len",
+                "300",
+            ],
+        ),
+        (
+            "arith_add_plain",
+            vec!["arith", "--digits", "1..20", "--samples", "3"],
+        ),
+        (
+            "arith_add_reversed",
+            vec![
+                "arith",
+                "--digits",
+                "8",
+                "--layout",
+                "reversed",
+                "--carries",
+                "max",
+            ],
+        ),
+        (
+            "arith_sub_padded",
+            vec![
+                "arith",
+                "--op",
+                "sub",
+                "--digits",
+                "3..8",
+                "--layout",
+                "padded",
+                "--carries",
+                "none",
+            ],
+        ),
+        (
+            "arith_mul_hints",
+            vec!["arith", "--op", "mul", "--digits", "4", "--layout", "hints"],
+        ),
+        (
+            "arith_add_reversed_answer",
+            vec!["arith", "--digits", "6", "--layout", "reversed-answer"],
+        ),
+        (
+            "arith_sum",
+            vec![
+                "arith",
+                "--op",
+                "sum",
+                "--count",
+                "4",
+                "--digits",
+                "3",
+                "--len",
+                "400",
+                "--haystack",
+                "noise",
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let o = out(&t, name);
+        let mut all = args.clone();
+        all.extend(["--seed", "4", "--jsonl", "--out", &o, "-q"]);
+        gen_ok(&all);
+        let mut jsonl = Vec::new();
+        for f in parquet_files(Path::new(&o)) {
+            jsonl.push(std::fs::read_to_string(f.with_extension("jsonl")).unwrap());
+        }
+        let got = jsonl.concat();
+        let golden = root().join(format!("tests/golden/{name}.jsonl"));
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&golden, &got).unwrap();
+        }
+        let want = std::fs::read_to_string(&golden)
+            .expect("golden file exists (UPDATE_GOLDEN=1 makes it)");
+        assert_eq!(got, want, "{name} drifted");
+    }
+}
