@@ -86,36 +86,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .chain(std::env::args().skip(1))
         .collect();
     match cli.command {
-        Command::Niah(args) => {
-            let options = config::niah_options(&args)?;
-            let job = config::build_job(options, &args.common)?;
-            generate::generate(job, command)?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Niah(args) => generate_task(config::niah_options(&args)?, &args.common, command),
         Command::Needlechain(args) => {
-            let options = config::needlechain_options(&args)?;
-            let job = config::build_job(options, &args.common)?;
-            generate::generate(job, command)?;
-            Ok(ExitCode::SUCCESS)
+            generate_task(config::needlechain_options(&args)?, &args.common, command)
         }
         Command::Posgen(args) => {
-            let options = config::posgen_options(&args)?;
-            let job = config::build_job(options, &args.common)?;
-            generate::generate(job, command)?;
-            Ok(ExitCode::SUCCESS)
+            generate_task(config::posgen_options(&args)?, &args.common, command)
         }
-        Command::Sort(args) => {
-            let options = config::sort_options(&args)?;
-            let job = config::build_job(options, &args.common)?;
-            generate::generate(job, command)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Arith(args) => {
-            let options = config::arith_options(&args)?;
-            let job = config::build_job(options, &args.common)?;
-            generate::generate(job, command)?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Sort(args) => generate_task(config::sort_options(&args)?, &args.common, command),
+        Command::Arith(args) => generate_task(config::arith_options(&args)?, &args.common, command),
         Command::Verify(args) => {
             if !args.dir.join("manifest.json").exists() {
                 return Err(usage(format!(
@@ -145,6 +124,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Validate a generating command into a job, then run it.
+fn generate_task(
+    options: config::TaskOptions,
+    common: &cli::CommonArgs,
+    command: Vec<String>,
+) -> anyhow::Result<ExitCode> {
+    let job = config::build_job(options, common)?;
+    generate::generate(job, command)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list(what: Option<&str>) -> anyhow::Result<()> {

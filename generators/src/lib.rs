@@ -140,6 +140,24 @@ impl Run {
             .ok_or_else(|| GenError::BadParams(format!("{task} needs a haystack")))
     }
 
+    /// The coordinates of the instance of `task` at `cell`; `params` is the canonical JSON of
+    /// the task's content parameters.
+    pub fn coordinates<'a>(
+        &self,
+        task: &'a str,
+        params: &'a str,
+        cell: &Cell,
+    ) -> rng::Coordinates<'a> {
+        rng::Coordinates {
+            task,
+            params,
+            seed: self.seed,
+            length: cell.length,
+            depth: cell.depth,
+            sample: cell.sample,
+        }
+    }
+
     /// Identity of the haystack for provenance (`none` without one).
     pub fn haystack_id(&self) -> String {
         self.haystack

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::fit::{fit, render_facts, NeedleSpec};
-use crate::rng::{Coordinates, Rng, Stream};
+use crate::rng::{Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
 
@@ -431,14 +431,7 @@ impl Task for Arith {
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "arith",
-            params: &params,
-            seed: run.seed,
-            length: cell.length,
-            depth: cell.depth,
-            sample: cell.sample,
-        };
+        let coords = run.coordinates("arith", &params, cell);
         let mut rng = coords.rng(Stream::Content);
         let tok = &run.tokenizer;
         let budget = cell.length.saturating_sub(run.reserve) as usize;

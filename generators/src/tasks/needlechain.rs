@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::fit::{fit, render_facts, NeedleSpec};
+use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
@@ -538,14 +538,7 @@ impl Task for NeedleChain {
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "needlechain",
-            params: &params,
-            seed: run.seed,
-            length: cell.length,
-            depth: cell.depth,
-            sample: cell.sample,
-        };
+        let coords = run.coordinates("needlechain", &params, cell);
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let tok = &run.tokenizer;
         let (k, built, fitted) = if self.diluted {
@@ -583,7 +576,14 @@ impl Task for NeedleChain {
             }
             (k as usize, built, fitted)
         } else {
-            self.largest_fitting(&coords, run, budget)?
+            let (k, (built, fitted)) =
+                largest_fitting(self.min_chain() as usize, MAX_CHAIN as usize, budget, |k| {
+                    let built = self.build(k, &coords, run)?;
+                    let fitted = render_facts(tok, &built.frame, &built.facts)?;
+                    let len = fitted.length;
+                    Ok(((built, fitted), len))
+                })?;
+            (k, built, fitted)
         };
         let _ = k;
         let chain_json: Vec<serde_json::Value> = built
@@ -625,68 +625,6 @@ impl Task for NeedleChain {
             sample_index: cell.sample,
             params: canonical_json(&params),
         })
-    }
-}
-
-impl NeedleChain {
-    /// The longest chain whose prompt fits `budget`: estimate from per-fact counts, then step
-    /// with exact counts until k fits and k + 1 does not.
-    fn largest_fitting(
-        &self,
-        coords: &Coordinates<'_>,
-        run: &Run,
-        budget: usize,
-    ) -> Result<(usize, Built, crate::fit::Fitted), GenError> {
-        let tok = &run.tokenizer;
-        let min = self.min_chain() as usize;
-        let attempt = |k: usize| -> Result<(Built, crate::fit::Fitted), GenError> {
-            let built = self.build(k, coords, run)?;
-            let fitted = render_facts(tok, &built.frame, &built.facts)?;
-            Ok((built, fitted))
-        };
-        let (b, f) = attempt(min)?;
-        if f.length > budget {
-            return Err(GenError::TooShort {
-                budget,
-                needed: f.length,
-            });
-        }
-        // Estimate tokens per fact from a mid-sized probe, then search exactly.
-        let probe = 32.min(MAX_CHAIN as usize).max(min);
-        let (_, pf) = attempt(probe)?;
-        let per_fact =
-            ((pf.length.saturating_sub(f.length)) as f64 / (probe - min).max(1) as f64).max(1.0);
-        let mut lo = min; // fits
-        let mut lo_built = (b, f);
-        let mut hi =
-            (min as f64 + (budget - lo_built.1.length) as f64 / per_fact).ceil() as usize + 2;
-        hi = hi.min(MAX_CHAIN as usize + 1);
-        // Make sure hi does not fit (or is past the cap).
-        loop {
-            if hi > MAX_CHAIN as usize {
-                hi = MAX_CHAIN as usize + 1;
-                break;
-            }
-            let (bb, ff) = attempt(hi)?;
-            if ff.length > budget {
-                break;
-            }
-            lo = hi;
-            lo_built = (bb, ff);
-            hi = (hi * 2).min(MAX_CHAIN as usize + 1);
-        }
-        // Invariant: lo fits, hi does not (or is past the cap).
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            let (bb, ff) = attempt(mid)?;
-            if ff.length <= budget {
-                lo = mid;
-                lo_built = (bb, ff);
-            } else {
-                hi = mid;
-            }
-        }
-        Ok((lo, lo_built.0, lo_built.1))
     }
 }
 

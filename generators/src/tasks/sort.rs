@@ -284,14 +284,7 @@ impl Task for Sort {
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "sort",
-            params: &params,
-            seed: run.seed,
-            length: cell.length,
-            depth: cell.depth,
-            sample: cell.sample,
-        };
+        let coords = run.coordinates("sort", &params, cell);
         let tok = &run.tokenizer;
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let build = |n: usize| -> Result<_, GenError> {
