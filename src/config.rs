@@ -136,7 +136,8 @@ pub struct Recipe {
 /// A validated generation job.
 pub struct Job {
     pub recipe: Recipe,
-    pub task: Box<dyn Task>,
+    /// (split, task) in generation order; one part except for `posgen --split both`.
+    pub parts: Vec<(String, Box<dyn Task>)>,
     pub run: Run,
     pub out: PathBuf,
     pub threads: usize,
@@ -245,6 +246,26 @@ pub fn build_task(options: &TaskOptions) -> Result<Box<dyn Task>> {
     }
 }
 
+/// The (split, task) parts a recipe generates, in order. Everything makes one part, except
+/// `posgen --split both`, which makes a train and a test part with disjoint seed tuples.
+pub fn build_parts(options: &TaskOptions, split: &str) -> Result<Vec<(String, Box<dyn Task>)>> {
+    if let TaskOptions::Posgen { split: s, .. } = options {
+        if s == "both" {
+            return ["train", "test"]
+                .iter()
+                .map(|part| {
+                    let mut o = options.clone();
+                    if let TaskOptions::Posgen { split, .. } = &mut o {
+                        *split = part.to_string();
+                    }
+                    Ok((part.to_string(), build_task(&o)?))
+                })
+                .collect();
+        }
+    }
+    Ok(vec![(split.to_string(), build_task(options)?)])
+}
+
 /// Resolve `gen posgen` arguments.
 pub fn posgen_options(a: &PosgenArgs) -> Result<TaskOptions> {
     let o = TaskOptions::Posgen {
@@ -259,7 +280,7 @@ pub fn posgen_options(a: &PosgenArgs) -> Result<TaskOptions> {
         overlap: a.overlap,
         explain: a.explain,
     };
-    build_task(&o)?;
+    build_parts(&o, &a.common.split)?;
     Ok(o)
 }
 
@@ -432,7 +453,8 @@ fn load_template(task: &str, template: &str) -> Result<(String, String)> {
 
 /// Validate common arguments and build the job.
 pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
-    let task = build_task(&options)?;
+    let parts = build_parts(&options, &common.split)?;
+    let task = &parts[0].1;
     let lengths = match common.len.as_deref().or(options.default_len()) {
         Some(len) => spec::parse_lengths(len, false).map_err(usage)?,
         // No length target: the task's native size. Recorded as target_length 0.
@@ -558,7 +580,7 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
     };
     Ok(Job {
         recipe,
-        task,
+        parts,
         run,
         out,
         threads,

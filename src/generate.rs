@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use needlework_generators::hash::{content_hash, provenance_hash};
 use needlework_generators::{canonical_json, Cell, Run, Task};
 use rayon::prelude::*;
+use xxhash_rust::xxh3::Xxh3;
 
 use crate::config::{Job, Recipe};
 use crate::manifest::{card, Manifest, FORMAT};
@@ -116,7 +117,7 @@ pub fn pipeline<T: Send>(
 pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
     let Job {
         recipe,
-        task,
+        parts,
         run,
         out,
         threads,
@@ -128,33 +129,41 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
-    let config = recipe.config_name(task.as_ref());
+    let config = recipe.config_name(parts[0].1.as_ref());
     let staging = Staging::create(&out)?;
-    let mut writer = ShardWriter::new(
-        &staging.dir,
-        &config,
-        &recipe.split,
-        &recipe.compression,
-        recipe.rows_per_file,
-        &recipe.canary,
-        jsonl,
-    )?;
     let n = recipe.row_count();
-    let progress = Progress::new(n, quiet, "generating");
-    pipeline(
-        &pool,
-        n,
-        batch_size(&recipe, threads),
-        |i| make_row(task.as_ref(), &run, &recipe, &cell_at(&recipe, i)),
-        |rows| {
-            for row in rows {
-                progress.advance(row.instance.length);
-                writer.push(row)?;
-            }
-            Ok(())
-        },
-    )?;
-    let (files, dataset_hash, rows) = writer.finish()?;
+    let progress = Progress::new(n * parts.len() as u64, quiet, "generating");
+    let mut dataset_hash = Xxh3::new();
+    let mut files = Vec::new();
+    let mut rows = 0u64;
+    for (split, task) in &parts {
+        let mut writer = ShardWriter::new(
+            &staging.dir,
+            &config,
+            split,
+            &recipe.compression,
+            recipe.rows_per_file,
+            &recipe.canary,
+            jsonl,
+        )?;
+        pipeline(
+            &pool,
+            n,
+            batch_size(&recipe, threads),
+            |i| make_row(task.as_ref(), &run, &recipe, &cell_at(&recipe, i)),
+            |batch| {
+                for row in batch {
+                    progress.advance(row.instance.length);
+                    dataset_hash.update(row.content_hash.as_bytes());
+                    writer.push(row)?;
+                }
+                Ok(())
+            },
+        )?;
+        let (entries, written) = writer.finish()?;
+        files.extend(entries);
+        rows += written;
+    }
     progress.finish();
     let manifest = Manifest {
         format: FORMAT.into(),
@@ -164,7 +173,7 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
         config,
         rows,
         files,
-        dataset_hash,
+        dataset_hash: format!("{:032x}", dataset_hash.digest128()),
     };
     manifest.write(&staging.dir)?;
     std::fs::write(staging.dir.join("README.md"), card(&manifest))?;

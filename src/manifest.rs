@@ -126,14 +126,22 @@ pub fn card(m: &Manifest) -> String {
             .join(", ")
     });
     let cmd = m.command.join(" ");
+    let mut splits: Vec<&str> = Vec::new();
+    for f in &m.files {
+        if !splits.contains(&f.split.as_str()) {
+            splits.push(&f.split);
+        }
+    }
+    let data_files: String = splits
+        .iter()
+        .map(|s| format!("  - split: {s}\n    path: {}/{s}-*.parquet\n", m.config))
+        .collect();
     format!(
         r#"---
 configs:
 - config_name: {config}
   data_files:
-  - split: {split}
-    path: {config}/{split}-*.parquet
-tags:
+{data_files}tags:
 - needlework
 - long-context
 - synthetic
@@ -168,7 +176,6 @@ with `gen verify <this directory>`; load it with
 `datasets.load_dataset("<this directory>", "{config}")`.
 "#,
         config = m.config,
-        split = r.split,
         version = m.generator.version,
         canary = r.canary,
         notice = CANARY_NOTICE,

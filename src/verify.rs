@@ -10,7 +10,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::config::{build_task, prepare_run};
+use crate::config::{build_parts, prepare_run};
 use crate::generate::{batch_size, cell_at, make_row};
 use crate::manifest::Manifest;
 use crate::progress::Progress;
@@ -30,7 +30,8 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
         m.generator.version
     );
     let r = &m.recipe;
-    let task = build_task(&r.options)?;
+    let parts = build_parts(&r.options, &r.split)?;
+    let task = &parts[0].1;
     let run = prepare_run(
         task.as_ref(),
         &r.tokenizer,
@@ -66,7 +67,8 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
             m.config
         ));
     }
-    let expected_rows = r.row_count();
+    let per_part = r.row_count();
+    let expected_rows = per_part * parts.len() as u64;
     if m.rows != expected_rows || m.files.iter().map(|f| f.rows).sum::<u64>() != expected_rows {
         problems.push(format!(
             "manifest lists {} rows, its recipe makes {expected_rows}",
@@ -93,13 +95,23 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
     let batch = batch_size(r, threads);
     let progress = Progress::new(expected_rows, quiet, "verifying");
     let mut dataset = Xxh3::new();
-    let mut index = 0u64;
     let mut checked = 0u64;
+    // Rows are numbered within their split.
+    let mut next_index: std::collections::BTreeMap<&str, u64> = Default::default();
     for file in &m.files {
+        let Some((_, task)) = parts.iter().find(|(s, _)| *s == file.split) else {
+            problems.push(format!(
+                "file {} is in split '{}', which the recipe does not make",
+                file.path, file.split
+            ));
+            continue;
+        };
+        let index_slot = next_index.entry(file.split.as_str()).or_insert(0);
+        let mut index = *index_slot;
+        *index_slot += file.rows;
         let path = dir.join(&file.path);
         if !path.exists() {
             problems.push(format!("missing file {}", file.path));
-            index += file.rows;
             continue;
         }
         let (bytes, xxh3) = hash_file(&path)?;
@@ -123,7 +135,7 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
                         .into_par_iter()
                         .map(|k| {
                             let i = base + k;
-                            if i >= expected_rows {
+                            if i >= per_part {
                                 anyhow::bail!("more rows than the recipe makes");
                             }
                             make_row(task.as_ref(), &run, r, &cell_at(r, i))
@@ -170,10 +182,7 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
                 "file {} has {n} rows, the manifest says {}",
                 file.path, file.rows
             )),
-            Err(e) => {
-                problems.push(format!("cannot read file {}: {e:#}", file.path));
-                index = start + file.rows;
-            }
+            Err(e) => problems.push(format!("cannot read file {}: {e:#}", file.path)),
         }
     }
     progress.finish();

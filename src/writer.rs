@@ -26,6 +26,8 @@ const FILE_BYTES: u64 = 256 << 20;
 pub struct FileEntry {
     /// Path relative to the dataset directory.
     pub path: String,
+    /// The split the file belongs to.
+    pub split: String,
     pub rows: u64,
     pub bytes: u64,
     /// xxh3-128 of the file's bytes.
@@ -101,7 +103,6 @@ pub struct ShardWriter {
     pending: Vec<Row>,
     pending_bytes: usize,
     parts: Vec<(u64, bool)>,
-    dataset_hash: Xxh3,
     rows: u64,
 }
 
@@ -159,7 +160,6 @@ impl ShardWriter {
             pending: Vec::new(),
             pending_bytes: 0,
             parts: Vec::new(),
-            dataset_hash: Xxh3::new(),
             rows: 0,
         })
     }
@@ -191,7 +191,6 @@ impl ShardWriter {
             self.parts.push((0, self.jsonl));
         }
         let size = row.instance.input.len() + row.instance.params.len() + 256;
-        self.dataset_hash.update(row.content_hash.as_bytes());
         self.rows += 1;
         let Some(cur) = self.current.as_mut() else {
             unreachable!("a file was just opened")
@@ -248,8 +247,8 @@ impl ShardWriter {
     }
 
     /// Close everything, give the shards their final names, and hash them.
-    /// Returns the file entries and the dataset hash (over the ordered content hashes).
-    pub fn finish(mut self) -> Result<(Vec<FileEntry>, String, u64)> {
+    /// Returns the file entries and the number of rows written.
+    pub fn finish(mut self) -> Result<(Vec<FileEntry>, u64)> {
         self.close_file()?;
         let n = self.parts.len();
         let mut entries = Vec::with_capacity(n);
@@ -267,13 +266,13 @@ impl ShardWriter {
             let (bytes, xxh3) = hash_file(&dest)?;
             entries.push(FileEntry {
                 path: rel,
+                split: self.split.clone(),
                 rows,
                 bytes,
                 xxh3,
             });
         }
-        let hash = format!("{:032x}", self.dataset_hash.digest128());
-        Ok((entries, hash, self.rows))
+        Ok((entries, self.rows))
     }
 }
 

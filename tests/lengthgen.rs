@@ -93,6 +93,44 @@ fn posgen_rules_and_disjoint_splits() {
     }
 }
 
+/// `--split both` writes a train and a test split into one config, with disjoint seed tuples and
+/// distinct ids, and verifies.
+#[test]
+fn posgen_both_splits_in_one_dataset() {
+    let t = tmp();
+    let o = out(&t, "both");
+    gen_ok(&[
+        "posgen",
+        "--split",
+        "both",
+        "--samples",
+        "50",
+        "--out",
+        &o,
+        "-q",
+    ]);
+    let dir = Path::new(&o).join("posgen_recursive");
+    assert!(dir.join("train-00000-of-00001.parquet").exists());
+    assert!(dir.join("test-00000-of-00001.parquet").exists());
+    let card = std::fs::read_to_string(Path::new(&o).join("README.md")).unwrap();
+    assert!(card.contains("- split: train\n") && card.contains("- split: test\n"));
+    let all = rows(Path::new(&o));
+    assert_eq!(all.len(), 100);
+    let ids: BTreeSet<&str> = all.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids.len(), 100, "ids are unique across splits");
+    let mut seeds: [BTreeSet<Vec<u64>>; 2] = Default::default();
+    for r in &all {
+        let s = usize::from(r.params["split"] == "test");
+        assert_eq!(
+            u64s(&r.params["sequence"]).len(),
+            if s == 0 { 64 } else { 256 }
+        );
+        seeds[s].insert(u64s(&r.params["seed_tokens"]));
+    }
+    assert!(seeds[0].is_disjoint(&seeds[1]));
+    gen_ok(&["verify", &o, "-q"]);
+}
+
 fn numeric_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     (a.len(), a).cmp(&(b.len(), b))
 }

@@ -110,7 +110,7 @@ impl PosGen {
         }
         if split != "train" && split != "test" {
             return bad(format!(
-                "invalid --split '{split}' for posgen: expected train or test (their seed tuples are disjoint)"
+                "invalid --split '{split}' for posgen: expected train, test or both (their seed tuples are disjoint)"
             ));
         }
         Ok(PosGen {
@@ -137,6 +137,7 @@ impl PosGen {
             "test_len": self.test_len,
             "overlap": self.overlap,
             "explain": self.explain,
+            "split": self.split,
         })
     }
 
@@ -290,7 +291,6 @@ impl Task for PosGen {
         let target = continuation.join(" ");
         let target_tokens = tok.count(&target)?;
         let mut p = self.content_params();
-        p["split"] = json!(self.split);
         p["seed_tokens"] = json!(seed_tokens);
         p["sequence"] = json!(sequence);
         p["ood_from"] = json!(self.train_len);
