@@ -147,9 +147,13 @@ def check_loaders(directory, config):
     manifest = json.load(open(os.path.join(directory, "manifest.json")))
     expected = manifest["rows"]
     d = datasets.load_dataset(directory, config)
-    split = manifest["recipe"]["split"]
-    if d[split].num_rows != expected:
-        fail(f"datasets: {d[split].num_rows} rows, expected {expected}")
+    splits = {}
+    for f in manifest["files"]:
+        splits[f["split"]] = splits.get(f["split"], 0) + f["rows"]
+    for name, rows in splits.items():
+        if d[name].num_rows != rows:
+            fail(f"datasets: split {name} has {d[name].num_rows} rows, expected {rows}")
+    split = next(iter(splits))
     feats = d[split].features
     want = {"input": "large_string", "length": "int64", "max_new_tokens": "int32", "depth_percent": "float64"}
     for col, dtype in want.items():
