@@ -159,7 +159,6 @@ fn read_parquet(path: &Path, column: &str) -> Result<Vec<String>> {
         } else {
             return Err(not_text());
         }
-        let _ = col.len();
     }
     Ok(docs)
 }

@@ -17,7 +17,7 @@ mod writer;
 use std::process::ExitCode;
 
 use clap::Parser;
-use needlework_generators::{spec, tasks, templates, tokenizer};
+use needlework_generators::{tasks, templates, tokenizer};
 
 use cli::{Cli, Command};
 
@@ -187,6 +187,5 @@ fn list(what: Option<&str>) -> anyhow::Result<()> {
             println!("  {task}/{name}");
         }
     }
-    let _ = spec::MAX_LENGTH;
     Ok(())
 }

@@ -167,12 +167,11 @@ impl Tokenizer {
         debug_assert!(marks.windows(2).all(|w| w[0] <= w[1]));
         let mut offsets = Vec::with_capacity(marks.len());
         let mut next = 0usize;
-        // Walk (start, end, tokens) spans in text order; a mark inside a span maps to the
-        // tokens before that span.
+        // Walk spans (given by their end byte and token count) in text order; a mark before a
+        // span's end maps to the tokens before that span.
         let mut tokens_before = 0usize;
-        let mut visit = |start: usize, end: usize, n: usize| {
+        let mut visit = |end: usize, n: usize| {
             while next < marks.len() && marks[next] < end {
-                let _ = start;
                 offsets.push(tokens_before);
                 next += 1;
             }
@@ -184,7 +183,7 @@ impl Tokenizer {
                 let mut pos = 0usize;
                 for piece in tok.split(text) {
                     let end = pos + piece.len();
-                    visit(pos, end, piece_count(tok, which, piece));
+                    visit(end, piece_count(tok, which, piece));
                     pos = end;
                 }
             }
@@ -196,7 +195,7 @@ impl Tokenizer {
                         .decode_bytes(&[token])
                         .map_err(|e| TokenizerError::Encode(e.to_string()))?
                         .len();
-                    visit(pos, pos + len, 1);
+                    visit(pos + len, 1);
                     pos += len;
                 }
             }
@@ -207,16 +206,16 @@ impl Tokenizer {
                     if !space && !in_word {
                         // A word starting here; the span runs to the next word start, so a mark
                         // on the whitespace before a word maps to that word.
-                        visit(i, i + c.len_utf8(), 1);
+                        visit(i + c.len_utf8(), 1);
                     } else {
-                        visit(i, i + c.len_utf8(), 0);
+                        visit(i + c.len_utf8(), 0);
                     }
                     in_word = !space;
                 }
             }
             Tokenizer::Chars => {
                 for (i, c) in text.char_indices() {
-                    visit(i, i + c.len_utf8(), 1);
+                    visit(i + c.len_utf8(), 1);
                 }
             }
             Tokenizer::HuggingFace(hf) => {
@@ -225,7 +224,7 @@ impl Tokenizer {
                     .encode(text, false)
                     .map_err(|e| TokenizerError::Encode(e.to_string()))?;
                 for &(start, end) in enc.get_offsets() {
-                    visit(start, end.max(start + 1), 1);
+                    visit(end.max(start + 1), 1);
                 }
             }
         }

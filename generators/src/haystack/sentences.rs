@@ -60,7 +60,6 @@ pub fn split_sentences(paragraph: &str) -> Vec<String> {
         } else {
             i += 1;
         }
-        let _ = pos;
     }
     let rest = text[start..].trim();
     if !rest.is_empty() {

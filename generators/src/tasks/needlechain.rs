@@ -541,7 +541,7 @@ impl Task for NeedleChain {
         let coords = run.coordinates("needlechain", &params, cell);
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let tok = &run.tokenizer;
-        let (k, built, fitted) = if self.diluted {
+        let (built, fitted) = if self.diluted {
             let k = self.chain.unwrap_or(DILUTED_CHAIN) as usize;
             let built = self.build(k, &coords, run)?;
             let haystack = run.required_haystack("needlechain --haystack")?;
@@ -564,7 +564,7 @@ impl Task for NeedleChain {
             let mut stream =
                 haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
             let fitted = fit(tok, &built.frame, &needles, &mut stream, budget)?;
-            (k, built, fitted)
+            (built, fitted)
         } else if let Some(k) = self.chain {
             let built = self.build(k as usize, &coords, run)?;
             let fitted = render_facts(tok, &built.frame, &built.facts)?;
@@ -574,18 +574,17 @@ impl Task for NeedleChain {
                     needed: fitted.length,
                 });
             }
-            (k as usize, built, fitted)
+            (built, fitted)
         } else {
-            let (k, (built, fitted)) =
+            let (_, (built, fitted)) =
                 largest_fitting(self.min_chain() as usize, MAX_CHAIN as usize, budget, |k| {
                     let built = self.build(k, &coords, run)?;
                     let fitted = render_facts(tok, &built.frame, &built.facts)?;
                     let len = fitted.length;
                     Ok(((built, fitted), len))
                 })?;
-            (k, built, fitted)
+            (built, fitted)
         };
-        let _ = k;
         let chain_json: Vec<serde_json::Value> = built
             .chain
             .links

@@ -296,7 +296,7 @@ impl Task for Sort {
             ]))?;
             Ok((items, facts, question, target, answers, keys, frame))
         };
-        let (items, facts, question, target, answers, keys, fitted) = if self.hidden {
+        let (items, _facts, question, target, answers, keys, fitted) = if self.hidden {
             let n = self.items.unwrap_or(HIDDEN_ITEMS);
             let (items, facts, question, target, answers, keys, frame) = build(n)?;
             let haystack = run.required_haystack("sort --haystack")?;
@@ -339,7 +339,6 @@ impl Task for Sort {
                 })?;
             (items, facts, question, target, answers, keys, fitted)
         };
-        let _ = facts;
         let target_tokens = tok.count(&target)?;
         let mut p = self.content_params();
         p["items"] = json!(items);
