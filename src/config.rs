@@ -332,15 +332,6 @@ pub fn needlechain_options(args: &NeedlechainArgs) -> Result<TaskOptions> {
     })
 }
 
-/// The haystack a task uses when `--haystack` is not given.
-fn default_haystack(task: &dyn Task) -> &'static str {
-    if task.name() == "niah" || (task.name() == "arith" && task.uses_haystack()) {
-        "generated"
-    } else {
-        "none"
-    }
-}
-
 fn parse_spread(s: &str) -> Result<Spread> {
     match s {
         "random" => Ok(Spread::Random),
@@ -378,8 +369,8 @@ pub fn niah_options(args: &NiahArgs) -> Result<TaskOptions> {
     })
 }
 
-/// Load the tokenizer, haystack and template a recipe names, checking recorded hashes when
-/// `expect` holds them (verification).
+/// Load the tokenizer, haystack and template a recipe names, and check the template renders
+/// with the task's variables.
 pub fn prepare_run(
     task: &dyn Task,
     tokenizer: &str,
@@ -390,45 +381,38 @@ pub fn prepare_run(
 ) -> Result<Run> {
     let tok = Tokenizer::from_name(tokenizer).map_err(usage)?;
     let (kind, corpus) = match haystack {
-        "none" if task.name() == "niah" => {
-            return Err(usage(
-                "--haystack none does not apply: niah needs a haystack",
-            ))
+        "none" if task.requires_haystack() => {
+            return Err(usage(format!(
+                "--haystack none does not apply: {} {} needs a haystack",
+                task.name(),
+                task.variant()
+            )))
         }
-        "none" => {
-            let (template_name, source) = load_template(task.name(), template)?;
-            let template = Template::compile(&template_name, &source).map_err(usage)?;
-            template.frame(&task.example_vars()).map_err(usage)?;
-            return Ok(Run {
-                tokenizer: tok,
-                haystack: None,
-                template,
-                seed,
-                reserve: reserve.unwrap_or(task.max_new_tokens() as u64),
-            });
+        "none" => (None, None),
+        "generated" => (Some(HaystackKind::Generated), None),
+        "noise" => (Some(HaystackKind::Noise), None),
+        "needles" if task.name() != "niah" => {
+            return Err(usage(format!(
+                "--haystack needles is only for niah, not {}",
+                task.name()
+            )))
         }
-        "generated" => (HaystackKind::Generated, None),
-        "noise" => (HaystackKind::Noise, None),
-        "needles" => (HaystackKind::Needles, None),
+        "needles" => (Some(HaystackKind::Needles), None),
         path => {
             let docs = corpus::read_documents(path)?;
             let corpus = Corpus::from_documents(path, &docs).map_err(usage)?;
-            (HaystackKind::Corpus, Some(Arc::new(corpus)))
+            (Some(HaystackKind::Corpus), Some(Arc::new(corpus)))
         }
     };
-    if kind == HaystackKind::Needles && task.name() != "niah" {
-        return Err(usage(format!(
-            "--haystack needles is only for niah, not {}",
-            task.name()
-        )));
-    }
-    let hay = Haystack::prepare(kind, corpus, &tok).map_err(usage)?;
+    let haystack = kind
+        .map(|kind| Haystack::prepare(kind, corpus, &tok).map_err(usage))
+        .transpose()?;
     let (template_name, source) = load_template(task.name(), template)?;
     let template = Template::compile(&template_name, &source).map_err(usage)?;
     template.frame(&task.example_vars()).map_err(usage)?;
     Ok(Run {
         tokenizer: tok,
-        haystack: Some(hay),
+        haystack,
         template,
         seed,
         reserve: reserve.unwrap_or(task.max_new_tokens() as u64),
@@ -460,12 +444,6 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
         // No length target: the task's native size. Recorded as target_length 0.
         None => vec![0],
     };
-    if task.name() == "arith" && task.uses_haystack() && common.haystack.as_deref() == Some("none")
-    {
-        return Err(usage(
-            "--op sum hides numbers in a haystack: --haystack none does not apply",
-        ));
-    }
     let depths = match (&common.depths, task.uses_haystack()) {
         (Some(d), true) => Some(spec::parse_depths(d).map_err(usage)?),
         (None, true) => Some(vec![50.0]),
@@ -513,10 +491,14 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
         }
     }
 
-    let haystack = common
-        .haystack
-        .clone()
-        .unwrap_or_else(|| default_haystack(task.as_ref()).to_string());
+    let haystack = common.haystack.clone().unwrap_or_else(|| {
+        if task.requires_haystack() {
+            "generated"
+        } else {
+            "none"
+        }
+        .to_string()
+    });
     let run = prepare_run(
         task.as_ref(),
         &common.tokenizer,

@@ -33,7 +33,7 @@ pub struct Fitted {
     /// Tokens of `input`, from one full count.
     pub length: usize,
     /// Token offset in `input` of each needle, in the order given.
-    pub needle_offsets: Vec<usize>,
+    pub needle_offsets: Vec<u64>,
     /// Actual depth of each needle in percent: tokens of context before it ÷ context tokens
     /// other than its own.
     pub needle_depths: Vec<f64>,
@@ -362,7 +362,7 @@ fn measure(
         let own = offset_of(e).saturating_sub(start);
         let others = context_tokens.saturating_sub(own);
         let before = start.saturating_sub(context_offset);
-        needle_offsets.push(start);
+        needle_offsets.push(start as u64);
         needle_depths.push(if others == 0 {
             0.0
         } else {
@@ -454,6 +454,7 @@ mod tests {
         let f = fit(&tok, &frame(), &needles, &mut stream, 2000).unwrap();
         let ids = bpe_openai::o200k_base().encode(f.input.as_str());
         for (needle, &off) in needles.iter().zip(&f.needle_offsets) {
+            let off = off as usize;
             let window = bpe_openai::o200k_base().decode(&ids[off..off + 4]).unwrap();
             let first_word = needle.text.split(' ').next().unwrap();
             assert!(window.trim_start().starts_with(first_word), "{window:?}");

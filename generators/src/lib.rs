@@ -190,6 +190,11 @@ pub trait Task: Send + Sync {
     fn params(&self) -> serde_json::Value;
     /// Whether the task places content in a haystack (and so accepts depths).
     fn uses_haystack(&self) -> bool;
+    /// Whether the task cannot work without a haystack (then `generated` is its default and
+    /// `--haystack none` is refused); otherwise its default is no haystack.
+    fn requires_haystack(&self) -> bool {
+        false
+    }
     /// Default answer budget, also the default reserve.
     fn max_new_tokens(&self) -> u32;
     /// Example values of the template variables the task provides (besides `context`), used to

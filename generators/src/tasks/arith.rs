@@ -404,6 +404,10 @@ impl Task for Arith {
         self.op == Op::Sum
     }
 
+    fn requires_haystack(&self) -> bool {
+        self.op == Op::Sum
+    }
+
     fn max_new_tokens(&self) -> u32 {
         0
     }
@@ -532,7 +536,7 @@ impl Task for Arith {
             tokenizer: tok.id(),
             depth_percent: cell.depth,
             needle_offsets: if self.op == Op::Sum {
-                fitted.needle_offsets.iter().map(|&o| o as u64).collect()
+                fitted.needle_offsets
             } else {
                 Vec::new()
             },

@@ -619,7 +619,7 @@ impl Task for NeedleChain {
             length: fitted.length as u64,
             tokenizer: tok.id(),
             depth_percent: cell.depth,
-            needle_offsets: fitted.needle_offsets.iter().map(|&o| o as u64).collect(),
+            needle_offsets: fitted.needle_offsets,
             needle_depths: fitted.needle_depths,
             sample_index: cell.sample,
             params: canonical_json(&params),

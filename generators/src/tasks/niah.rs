@@ -348,6 +348,10 @@ impl Task for Niah {
         true
     }
 
+    fn requires_haystack(&self) -> bool {
+        true
+    }
+
     fn max_new_tokens(&self) -> u32 {
         MAX_NEW_TOKENS
     }
@@ -438,7 +442,7 @@ impl Task for Niah {
             length: fitted.length as u64,
             tokenizer: run.tokenizer.id(),
             depth_percent: cell.depth,
-            needle_offsets: fitted.needle_offsets.iter().map(|&o| o as u64).collect(),
+            needle_offsets: fitted.needle_offsets,
             needle_depths: fitted.needle_depths,
             sample_index: cell.sample,
             params: canonical_json(&params),

@@ -361,7 +361,7 @@ impl Task for Sort {
             tokenizer: tok.id(),
             depth_percent: cell.depth,
             needle_offsets: if self.hidden {
-                fitted.needle_offsets.iter().map(|&o| o as u64).collect()
+                fitted.needle_offsets
             } else {
                 Vec::new()
             },
