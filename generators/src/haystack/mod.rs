@@ -74,8 +74,9 @@ pub enum HaystackKind {
 /// Sentences of a user corpus, split once, with document boundaries.
 #[derive(Debug)]
 pub struct Corpus {
-    /// (separator, sentence) in corpus order; a paragraph or document start has [`PARAGRAPH`].
-    sentences: Vec<(&'static str, String)>,
+    /// (separator length, separator + sentence) in corpus order; a paragraph or document
+    /// start has [`PARAGRAPH`], others [`SPACE`].
+    sentences: Vec<(usize, String)>,
     /// Index of the first sentence of each document.
     doc_starts: Vec<usize>,
     /// xxh3-128 over every document's bytes, in order: the corpus identity in provenance.
@@ -100,7 +101,8 @@ impl Corpus {
             doc_starts.push(sentences.len());
             for para in paragraphs {
                 for (i, s) in para.into_iter().enumerate() {
-                    sentences.push((if i == 0 { PARAGRAPH } else { SPACE }, s));
+                    let sep = if i == 0 { PARAGRAPH } else { SPACE };
+                    sentences.push((sep.len(), format!("{sep}{s}")));
                 }
             }
         }
@@ -143,22 +145,19 @@ pub struct CountedCorpus {
 
 impl CountedCorpus {
     fn count(corpus: Arc<Corpus>, tok: &Tokenizer) -> Result<Self, GenError> {
-        let mut tokens = Vec::with_capacity(corpus.sentences.len());
-        let mut buf = String::new();
-        for (sep, s) in &corpus.sentences {
-            buf.clear();
-            buf.push_str(sep);
-            buf.push_str(s);
-            tokens.push(tok.count(&buf)? as u32);
-        }
+        let tokens = corpus
+            .sentences
+            .iter()
+            .map(|(_, text)| Ok(tok.count(text)? as u32))
+            .collect::<Result<_, GenError>>()?;
         Ok(CountedCorpus { corpus, tokens })
     }
 
     fn unit(&self, i: usize) -> Unit<'_> {
-        let (sep, s) = &self.corpus.sentences[i];
+        let (sep_len, text) = &self.corpus.sentences[i];
         Unit {
-            text: Cow::Owned(format!("{sep}{s}")),
-            sep_len: sep.len(),
+            text: Cow::Borrowed(text),
+            sep_len: *sep_len,
             tokens: self.tokens[i] as usize,
         }
     }
@@ -180,8 +179,9 @@ enum Prepared {
     Generated(Arc<Prose>),
     /// Repeated plain sentences, counted once.
     Noise(CountedCorpus),
-    /// Distractor needles, produced by the task per instance.
-    Needles,
+    /// Distractor needles, produced by the task per instance; the unit holds noise text used
+    /// to top up the last few tokens.
+    Needles(Unit<'static>),
     /// A user corpus, counted once.
     Corpus(CountedCorpus),
 }
@@ -201,7 +201,7 @@ impl Haystack {
                 Prepared::Generated(Arc::new(Prose::builtin().map_err(GenError::Internal)?))
             }
             HaystackKind::Noise => Prepared::Noise(CountedCorpus::count(noise_corpus(), tok)?),
-            HaystackKind::Needles => Prepared::Needles,
+            HaystackKind::Needles => Prepared::Needles(Self::noise_tail(tok)?),
             HaystackKind::Corpus => {
                 let corpus = corpus.ok_or_else(|| {
                     GenError::Internal("corpus haystack prepared without a corpus".into())
@@ -246,9 +246,28 @@ impl Haystack {
         })
     }
 
+    /// The noise text a few times over, counted once: enough words to fill any gap smaller than
+    /// a distractor, so no distractor is ever cut in half.
+    fn noise_tail(tok: &Tokenizer) -> Result<Unit<'static>, GenError> {
+        let noise = noise_corpus();
+        let mut text = String::new();
+        for _ in 0..TAIL_NOISE_REPEATS {
+            for (sep_len, sentence) in &noise.sentences {
+                text.push_str(SPACE);
+                text.push_str(&sentence[*sep_len..]);
+            }
+        }
+        let tokens = tok.count(&text)?;
+        Ok(Unit {
+            text: Cow::Owned(text),
+            sep_len: SPACE.len(),
+            tokens,
+        })
+    }
+
     /// Whether the haystack is made of distractor needles (the task must supply them).
     pub fn is_needles(&self) -> bool {
-        matches!(self.prepared, Prepared::Needles)
+        matches!(self.prepared, Prepared::Needles(_))
     }
 
     /// Identity for provenance: the kind and the content hash of what it is made of.
@@ -256,7 +275,7 @@ impl Haystack {
         match &self.prepared {
             Prepared::Generated(p) => format!("generated:{}", p.content_hash),
             Prepared::Noise(c) => format!("noise:{}", c.corpus.content_hash),
-            Prepared::Needles => "needles".to_string(),
+            Prepared::Needles(_) => "needles".to_string(),
             Prepared::Corpus(c) => format!("corpus:{}", c.corpus.content_hash),
         }
     }
@@ -279,11 +298,11 @@ impl Haystack {
                 corpus: c,
                 next: usize::MAX,
             },
-            Prepared::Needles => Source::Distractors {
+            Prepared::Needles(tail) => Source::Distractors {
                 make: distractor.ok_or_else(|| {
                     GenError::Internal("needles haystack without a distractor maker".into())
                 })?,
-                noise: CountedCorpus::count(noise_corpus(), tok)?,
+                tail,
             },
         };
         Ok(UnitStream {
@@ -304,8 +323,8 @@ fn noise_corpus() -> Arc<Corpus> {
     Arc::new(
         Corpus::from_documents("noise", &docs).unwrap_or_else(|_| Corpus {
             sentences: vec![
-                (SPACE, "Nothing happens.".into()),
-                (SPACE, "Time goes by.".into()),
+                (SPACE.len(), " Nothing happens.".into()),
+                (SPACE.len(), " Time goes by.".into()),
             ],
             doc_starts: vec![0],
             content_hash: String::new(),
@@ -325,7 +344,7 @@ enum Source<'a> {
     },
     Distractors {
         make: DistractorMaker<'a>,
-        noise: CountedCorpus,
+        tail: &'a Unit<'static>,
     },
 }
 
@@ -408,23 +427,11 @@ impl<'a> UnitStream<'a> {
     /// haystacks this comes from the noise text, so no distractor is ever cut in half.
     pub fn tail_unit(&mut self) -> Result<Option<Unit<'a>>, GenError> {
         match &mut self.source {
-            Source::Distractors { noise, .. } => {
-                // The whole noise text a few times over: enough words to fill any gap smaller
-                // than a distractor.
-                let mut text = String::new();
-                for _ in 0..TAIL_NOISE_REPEATS {
-                    for (_, sentence) in &noise.corpus.sentences {
-                        text.push_str(SPACE);
-                        text.push_str(sentence);
-                    }
-                }
-                let tokens = self.tok.count(&text)?;
-                Ok(Some(Unit {
-                    text: Cow::Owned(text),
-                    sep_len: SPACE.len(),
-                    tokens,
-                }))
-            }
+            Source::Distractors { tail, .. } => Ok(Some(Unit {
+                text: Cow::Borrowed(tail.text.as_ref()),
+                sep_len: tail.sep_len,
+                tokens: tail.tokens,
+            })),
             _ => Ok(None),
         }
     }
