@@ -24,6 +24,8 @@ pub enum Command {
     Sort(Box<SortArgs>),
     /// Arithmetic at any number of digits; or a sum of numbers hidden in text.
     Arith(Box<ArithArgs>),
+    /// bAbI reasoning stories (qa1-qa13), simulated afresh, hidden in text of any length.
+    Babilong(Box<BabilongArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
     /// Counts per task x length x depth, length statistics and hashes.
@@ -211,6 +213,24 @@ pub struct ArithArgs {
     /// How many numbers --op sum hides.
     #[arg(long)]
     pub count: Option<usize>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct BabilongArgs {
+    /// bAbI tasks, one config each: qa1,qa2,... (qa1-qa13), or all.
+    #[arg(long, default_value = "qa1")]
+    pub task: String,
+    /// babi (bAbI's six places, three objects, four actors) or fresh (new names per instance).
+    #[arg(long, default_value = "babi")]
+    pub vocab: String,
+    /// Story size in facts, like 20 or 10..50 (default: bAbI's sizes per task).
+    #[arg(long)]
+    pub facts: Option<String>,
+    /// Keep every fact within this depth window in percent, like 40..60.
+    #[arg(long, default_value = "0..100")]
+    pub fact_window: String,
     #[command(flatten)]
     pub common: CommonArgs,
 }

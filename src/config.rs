@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use needlework_generators::tasks::arith::Arith;
+use needlework_generators::tasks::babilong::{self, Babilong};
 use needlework_generators::tasks::needlechain::NeedleChain;
 use needlework_generators::tasks::niah::{ItemType, Niah, Spread};
 use needlework_generators::tasks::posgen::PosGen;
@@ -17,7 +18,9 @@ use needlework_generators::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{ArithArgs, CommonArgs, NeedlechainArgs, NiahArgs, PosgenArgs, SortArgs};
+use crate::cli::{
+    ArithArgs, BabilongArgs, CommonArgs, NeedlechainArgs, NiahArgs, PosgenArgs, SortArgs,
+};
 use crate::corpus;
 use crate::usage;
 
@@ -73,6 +76,13 @@ pub enum TaskOptions {
         carries: String,
         layout: String,
         count: Option<usize>,
+    },
+    /// `gen babilong`: one config per bAbI task.
+    Babilong {
+        tasks: Vec<u8>,
+        vocab: String,
+        facts: Option<(u32, u32)>,
+        fact_window: (f64, f64),
     },
 }
 
@@ -243,12 +253,105 @@ pub fn build_task(options: &TaskOptions) -> Result<Box<dyn Task>> {
         } => Ok(Box::new(
             Arith::new(op, *digits, carries, layout, *count).map_err(usage)?,
         )),
+        TaskOptions::Babilong { .. } => {
+            let mut parts = build_parts(options, "test")?;
+            Ok(parts.remove(0).1)
+        }
     }
 }
 
+/// Resolve `gen babilong` arguments.
+pub fn babilong_options(a: &BabilongArgs) -> Result<TaskOptions> {
+    let mut tasks = Vec::new();
+    let all = babilong::TASKS;
+    for t in a.task.split(',').map(str::trim) {
+        if t == "all" {
+            tasks.extend(all);
+            continue;
+        }
+        let qa = t
+            .strip_prefix("qa")
+            .and_then(|n| n.parse::<u8>().ok())
+            .filter(|n| (1..=20).contains(n))
+            .ok_or_else(|| {
+                usage(format!(
+                    "invalid --task '{t}': expected qa1 to qa13 (comma-separated) or all"
+                ))
+            })?;
+        tasks.push(qa);
+    }
+    let mut seen = Vec::new();
+    tasks.retain(|t| {
+        let new = !seen.contains(t);
+        seen.push(*t);
+        new
+    });
+    let facts = match &a.facts {
+        None => None,
+        Some(f) => Some(parse_range(f, "--facts", "a story size like 20 or 10..50")?),
+    };
+    let fact_window = {
+        let bad = || {
+            usage(format!(
+                "invalid --fact-window '{}': expected a depth window in percent like 40..60",
+                a.fact_window
+            ))
+        };
+        let (lo, hi) = a.fact_window.split_once("..").ok_or_else(bad)?;
+        let lo: f64 = lo.trim().parse().map_err(|_| bad())?;
+        let hi: f64 = hi.trim().parse().map_err(|_| bad())?;
+        (lo, hi)
+    };
+    let o = TaskOptions::Babilong {
+        tasks,
+        vocab: a.vocab.clone(),
+        facts,
+        fact_window,
+    };
+    build_parts(&o, "test")?;
+    if let Some(d) = &a.common.depths {
+        let depths = spec::parse_depths(d).map_err(usage)?;
+        if let Some(x) = depths
+            .iter()
+            .find(|&&x| x < fact_window.0 || x > fact_window.1)
+        {
+            return Err(usage(format!(
+                "--depths {x} lies outside --fact-window {}..{}: the first supporting fact goes inside the window",
+                fact_window.0, fact_window.1
+            )));
+        }
+    }
+    Ok(o)
+}
+
+/// Parse `N` or `A..B` into an inclusive range.
+fn parse_range(s: &str, option: &str, expected: &str) -> Result<(u32, u32)> {
+    let bad = || usage(format!("invalid {option} '{s}': expected {expected}"));
+    let (a, b) = s.split_once("..").unwrap_or((s, s));
+    let a: u32 = a.trim().parse().map_err(|_| bad())?;
+    let b: u32 = b.trim().parse().map_err(|_| bad())?;
+    Ok((a, b))
+}
+
 /// The (split, task) parts a recipe generates, in order. Everything makes one part, except
-/// `posgen --split both`, which makes a train and a test part with disjoint seed tuples.
+/// `posgen --split both`, which makes a train and a test part with disjoint seed tuples, and
+/// `babilong`, which makes one config per bAbI task.
 pub fn build_parts(options: &TaskOptions, split: &str) -> Result<Vec<(String, Box<dyn Task>)>> {
+    if let TaskOptions::Babilong {
+        tasks,
+        vocab,
+        facts,
+        fact_window,
+    } = options
+    {
+        return tasks
+            .iter()
+            .map(|&qa| {
+                let task = Babilong::new(qa, vocab, *facts, *fact_window).map_err(usage)?;
+                Ok((split.to_string(), Box::new(task) as Box<dyn Task>))
+            })
+            .collect();
+    }
     if let TaskOptions::Posgen { split: s, .. } = options {
         if s == "both" {
             return ["train", "test"]
@@ -439,14 +542,15 @@ fn load_template(task: &str, template: &str) -> Result<(String, String)> {
 pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
     let parts = build_parts(&options, &common.split)?;
     let task = &parts[0].1;
+    let story_alone = matches!(options, TaskOptions::Babilong { .. });
     let lengths = match common.len.as_deref().or(options.default_len()) {
-        Some(len) => spec::parse_lengths(len, false).map_err(usage)?,
+        Some(len) => spec::parse_lengths(len, story_alone).map_err(usage)?,
         // No length target: the task's native size. Recorded as target_length 0.
         None => vec![0],
     };
     let depths = match (&common.depths, task.uses_haystack()) {
         (Some(d), true) => Some(spec::parse_depths(d).map_err(usage)?),
-        (None, true) => Some(vec![50.0]),
+        (None, true) => task.default_depths(),
         (Some(d), false) => {
             return Err(usage(format!(
                 "--depths {d} does not apply: {} has no haystack",
@@ -455,6 +559,11 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
         }
         (None, false) => None,
     };
+    if depths.is_some() && common.depths.is_some() && lengths.contains(&0) {
+        return Err(usage(
+            "--depths does not apply at --len 0: that is the story alone, with no filler",
+        ));
+    }
     if common.samples == 0 || common.samples > 10_000_000 {
         return Err(usage(format!(
             "invalid --samples {}: expected 1 to 10000000",
@@ -507,11 +616,16 @@ pub fn build_job(options: TaskOptions, common: &CommonArgs) -> Result<Job> {
         common.seed,
         common.reserve,
     )?;
-    let minimum = task.minimum_length(&run).map_err(usage)?;
+    let (mut minimum, mut needs) = (0, String::new());
+    for (_, part) in &parts {
+        let m = part.minimum_length(&run).map_err(usage)?;
+        if m > minimum {
+            (minimum, needs) = (m, format!("{} {}", part.name(), part.variant()));
+        }
+    }
     if let Some(&short) = lengths.iter().find(|&&l| l > 0 && l < minimum) {
         return Err(usage(format!(
-            "--len {short} is too short for {} with this template, tokenizer and reserve {}: the minimum is {minimum} tokens",
-            task.name(),
+            "--len {short} is too short for {needs} with these options, template, tokenizer and reserve {}: the minimum is {minimum} tokens",
             run.reserve
         )));
     }

@@ -129,7 +129,15 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
-    let config = recipe.config_name(parts[0].1.as_ref());
+    let configs: Vec<String> = parts
+        .iter()
+        .map(|(_, task)| recipe.config_name(task.as_ref()))
+        .fold(Vec::new(), |mut v, c| {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+            v
+        });
     let staging = Staging::create(&out)?;
     let n = recipe.row_count();
     let progress = Progress::new(n * parts.len() as u64, quiet, "generating");
@@ -137,6 +145,7 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
     let mut files = Vec::new();
     let mut rows = 0u64;
     for (split, task) in &parts {
+        let config = recipe.config_name(task.as_ref());
         let mut writer = ShardWriter::new(
             &staging.dir,
             &config,
@@ -170,7 +179,7 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
         generator: Manifest::generator(),
         command,
         recipe,
-        config,
+        configs,
         rows,
         files,
         dataset_hash: format!("{:032x}", dataset_hash.digest128()),
@@ -182,7 +191,7 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
         eprintln!(
             "wrote {} rows of {} to {} (dataset hash {})",
             manifest.rows,
-            manifest.config,
+            manifest.configs.join(", "),
             display(&out),
             manifest.dataset_hash
         );

@@ -136,8 +136,10 @@ pub fn inspect(path: &Path) -> Result<()> {
     if let Some(m) = manifest {
         println!();
         println!(
-            "config {}: {} rows, dataset hash {}",
-            m.config, m.rows, m.dataset_hash
+            "configs {}: {} rows, dataset hash {}",
+            m.configs.join(", "),
+            m.rows,
+            m.dataset_hash
         );
         println!("canary {}", m.recipe.canary);
     }

@@ -95,6 +95,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Sort(args) => generate_task(config::sort_options(&args)?, &args.common, command),
         Command::Arith(args) => generate_task(config::arith_options(&args)?, &args.common, command),
+        Command::Babilong(args) => {
+            generate_task(config::babilong_options(&args)?, &args.common, command)
+        }
         Command::Verify(args) => {
             if !args.dir.join("manifest.json").exists() {
                 return Err(usage(format!(

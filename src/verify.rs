@@ -60,11 +60,18 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
             }
         );
     }
-    let config = r.config_name(task.as_ref());
-    if config != m.config {
+    let mut configs: Vec<String> = Vec::new();
+    for (_, t) in &parts {
+        let c = r.config_name(t.as_ref());
+        if !configs.contains(&c) {
+            configs.push(c);
+        }
+    }
+    if configs != m.configs {
         problems.push(format!(
-            "manifest config '{}' does not match its recipe ('{config}')",
-            m.config
+            "manifest configs '{}' do not match its recipe ('{}')",
+            m.configs.join(", "),
+            configs.join(", ")
         ));
     }
     let per_part = r.row_count();
@@ -78,11 +85,13 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
 
     // Files present that the manifest does not list.
     let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
-    if let Ok(entries) = std::fs::read_dir(dir.join(&m.config)) {
-        for e in entries.flatten() {
-            let rel = format!("{}/{}", m.config, e.file_name().to_string_lossy());
-            if rel.ends_with(".parquet") && !listed.contains(rel.as_str()) {
-                problems.push(format!("unexpected file {rel} (not in the manifest)"));
+    for config in &configs {
+        if let Ok(entries) = std::fs::read_dir(dir.join(config)) {
+            for e in entries.flatten() {
+                let rel = format!("{config}/{}", e.file_name().to_string_lossy());
+                if rel.ends_with(".parquet") && !listed.contains(rel.as_str()) {
+                    problems.push(format!("unexpected file {rel} (not in the manifest)"));
+                }
             }
         }
     }
@@ -96,17 +105,22 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
     let progress = Progress::new(expected_rows, quiet, "verifying");
     let mut dataset = Xxh3::new();
     let mut checked = 0u64;
-    // Rows are numbered within their split.
-    let mut next_index: std::collections::BTreeMap<&str, u64> = Default::default();
+    // Rows are numbered within their config and split.
+    let mut next_index: std::collections::BTreeMap<(&str, &str), u64> = Default::default();
     for file in &m.files {
-        let Some((_, task)) = parts.iter().find(|(s, _)| *s == file.split) else {
+        let Some((_, task)) = parts
+            .iter()
+            .find(|(s, t)| *s == file.split && r.config_name(t.as_ref()) == file.config)
+        else {
             problems.push(format!(
-                "file {} is in split '{}', which the recipe does not make",
-                file.path, file.split
+                "file {} is in config '{}' split '{}', which the recipe does not make",
+                file.path, file.config, file.split
             ));
             continue;
         };
-        let index_slot = next_index.entry(file.split.as_str()).or_insert(0);
+        let index_slot = next_index
+            .entry((file.config.as_str(), file.split.as_str()))
+            .or_insert(0);
         let mut index = *index_slot;
         *index_slot += file.rows;
         let path = dir.join(&file.path);
@@ -196,7 +210,7 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
     if problems.is_empty() {
         println!(
             "ok: {checked} rows of {} regenerate identically (dataset hash {hash})",
-            m.config
+            m.configs.join(", ")
         );
         Ok(true)
     } else {

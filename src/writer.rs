@@ -26,6 +26,8 @@ const FILE_BYTES: u64 = 256 << 20;
 pub struct FileEntry {
     /// Path relative to the dataset directory.
     pub path: String,
+    /// The config the file belongs to.
+    pub config: String,
     /// The split the file belongs to.
     pub split: String,
     pub rows: u64,
@@ -266,6 +268,7 @@ impl ShardWriter {
             let (bytes, xxh3) = hash_file(&dest)?;
             entries.push(FileEntry {
                 path: rel,
+                config: self.config.clone(),
                 split: self.split.clone(),
                 rows,
                 bytes,

@@ -85,6 +85,16 @@ impl<'a> Tail<'a> {
     }
 }
 
+/// Constraints on where needles may go, beyond their depths.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Placement {
+    /// Keep needles in the order given (for stories, whose facts must stay in order even where
+    /// two share a gap). Needles should then be given with non-decreasing depths.
+    pub in_order: bool,
+    /// Keep every needle's measured depth inside this window (percent).
+    pub window: Option<(f64, f64)>,
+}
+
 /// Fill `budget` tokens: `frame.prefix`, then haystack units with `needles` at the boundaries
 /// nearest their depths, then `frame.suffix`.
 pub fn fit(
@@ -93,6 +103,18 @@ pub fn fit(
     needles: &[NeedleSpec],
     stream: &mut UnitStream<'_>,
     budget: usize,
+) -> Result<Fitted, GenError> {
+    fit_placed(tok, frame, needles, stream, budget, Placement::default())
+}
+
+/// [`fit`] with placement constraints.
+pub fn fit_placed(
+    tok: &Tokenizer,
+    frame: &Frame,
+    needles: &[NeedleSpec],
+    stream: &mut UnitStream<'_>,
+    budget: usize,
+    placement: Placement,
 ) -> Result<Fitted, GenError> {
     let tol = tolerance(budget);
     let fixed = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
@@ -180,6 +202,23 @@ pub fn fit(
             }
             if tail_bytes > 0 && (hay_total as f64 - want).abs() < best_d {
                 best_b = n + 1;
+            }
+            if let Some((lo, hi)) = placement.window {
+                // The whole-unit boundaries whose measured depth lies inside the window, with
+                // a few tokens of margin for joins: clamp into them.
+                let margin = 4.0;
+                let first = (lo / 100.0 * context - before_tokens[i] as f64 + margin).max(0.0);
+                let last = hi / 100.0 * context - before_tokens[i] as f64 - margin;
+                let b_lo = sums[..=n].partition_point(|&s| (s as f64) < first);
+                let b_hi = sums[..=n].partition_point(|&s| (s as f64) <= last);
+                if b_lo < b_hi {
+                    best_b = best_b.clamp(b_lo, b_hi - 1);
+                }
+            }
+            if placement.in_order {
+                if let Some(&prev) = boundary_of.last() {
+                    best_b = best_b.max(prev);
+                }
             }
             boundary_of.push(best_b);
         }

@@ -195,6 +195,11 @@ pub trait Task: Send + Sync {
     fn requires_haystack(&self) -> bool {
         false
     }
+    /// Depths when `--depths` is not given: 50 % for most tasks; `None` where needles are
+    /// spread at random (stories), so rows carry no depth.
+    fn default_depths(&self) -> Option<Vec<f64>> {
+        Some(vec![50.0])
+    }
     /// Default answer budget, also the default reserve.
     fn max_new_tokens(&self) -> u32;
     /// Example values of the template variables the task provides (besides `context`), used to

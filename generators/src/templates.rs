@@ -29,6 +29,11 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         include_str!("../../templates/sort/default.j2"),
     ),
     (
+        "babilong",
+        "default",
+        include_str!("../../templates/babilong/default.j2"),
+    ),
+    (
         "arith",
         "default",
         include_str!("../../templates/arith/default.j2"),

@@ -1,6 +1,7 @@
 //! One module per task.
 
 pub mod arith;
+pub mod babilong;
 pub mod needlechain;
 pub mod niah;
 pub mod posgen;
@@ -21,5 +22,9 @@ pub const TASKS: &[(&str, &str)] = &[
         "position generalisation: integer sequences mod m where each token depends on earlier ones",
     ),
     ("sort", "sort N numbers or words (or labels by value), optionally hidden in a haystack"),
+    (
+        "babilong",
+        "bAbI reasoning stories (qa1-qa13) simulated afresh and hidden in text of any length (BABILong)",
+    ),
     ("arith", "add, subtract or multiply at any digit count and layout; or sum numbers hidden in text"),
 ];

@@ -1,0 +1,665 @@
+//! End-to-end tests of `gen babilong`, running the real binary. Answers are re-derived from
+//! `params` by a solver written here, independently of the generator's world simulator.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::*;
+use needlework_generators::Tokenizer;
+use serde_json::Value;
+
+const CLASSIC_ACTORS: [&str; 7] = ["John", "Mary", "Sandra", "Daniel", "Bill", "Fred", "Jeff"];
+const CLASSIC_PLACES: [&str; 6] = [
+    "bathroom", "bedroom", "garden", "hallway", "kitchen", "office",
+];
+const COUNTS: [&str; 5] = ["none", "one", "two", "three", "four"];
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn s(v: &Value) -> String {
+    v.as_str()
+        .unwrap_or_else(|| panic!("{v} is not a string"))
+        .to_string()
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Whereabouts {
+    At(String),
+    Not(String),
+    Either(String, String),
+}
+
+/// The answer to `params.query`, from `params.events` (or `params.relations`) alone.
+fn solve(p: &Value) -> Vec<String> {
+    let q = &p["query"];
+    let kind = q["kind"].as_str().unwrap();
+    if let Some(relations) = p["relations"].as_array() {
+        let dir = s(&q["direction"]);
+        let found: Vec<String> = relations
+            .iter()
+            .filter(|r| s(&r["direction"]) == dir)
+            .filter_map(|r| match kind {
+                "what_is_dir_of" => (r["of"] == q["location"]).then(|| s(&r["location"])),
+                "what_is_location_dir_of" => (r["location"] == q["location"]).then(|| s(&r["of"])),
+                _ => panic!("unknown qa4 query {kind}"),
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "qa4 question has exactly one answer: {p}");
+        return found;
+    }
+    let mut whereabouts: BTreeMap<String, Whereabouts> = BTreeMap::new();
+    let mut holder: BTreeMap<String, String> = BTreeMap::new();
+    let mut lies: BTreeMap<String, String> = BTreeMap::new();
+    let mut held: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut trail: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut gives: Vec<(String, String, String)> = Vec::new();
+    let place_of = |w: &BTreeMap<String, Whereabouts>, a: &str| match w.get(a) {
+        Some(Whereabouts::At(l)) => Some(l.clone()),
+        _ => None,
+    };
+    for e in p["events"].as_array().unwrap() {
+        let actor = s(&e["actor"]);
+        match e["action"].as_str().unwrap() {
+            "move" => {
+                let l = s(&e["location"]);
+                if e["negated"] == Value::Bool(true) {
+                    whereabouts.insert(actor, Whereabouts::Not(l));
+                } else if let Some(b) = e["either"].as_str() {
+                    whereabouts.insert(actor, Whereabouts::Either(l, b.to_string()));
+                } else {
+                    let mut who = vec![actor];
+                    if let Some(c) = e["conj"].as_str() {
+                        who.push(c.to_string());
+                    }
+                    for a in who {
+                        whereabouts.insert(a.clone(), Whereabouts::At(l.clone()));
+                        for o in held.get(&a).cloned().unwrap_or_default() {
+                            trail.entry(o).or_default().push(l.clone());
+                        }
+                    }
+                }
+            }
+            "get" => {
+                let o = s(&e["object"]);
+                if let Some(l) = lies.get(&o) {
+                    assert_eq!(
+                        place_of(&whereabouts, &actor).as_ref(),
+                        Some(l),
+                        "get where the object is: {p}"
+                    );
+                }
+                assert!(!holder.contains_key(&o), "nobody holds what is got");
+                holder.insert(o.clone(), actor.clone());
+                held.entry(actor.clone()).or_default().push(o.clone());
+                let l = place_of(&whereabouts, &actor).expect("actors act where the reader knows");
+                trail.entry(o).or_default().push(l);
+            }
+            "drop" => {
+                let o = s(&e["object"]);
+                assert_eq!(holder.remove(&o), Some(actor.clone()), "drop needs holding");
+                held.get_mut(&actor).unwrap().retain(|x| *x != o);
+                lies.insert(o, place_of(&whereabouts, &actor).unwrap());
+            }
+            "give" => {
+                let (o, r) = (s(&e["object"]), s(&e["recipient"]));
+                assert_eq!(holder.get(&o), Some(&actor), "give needs holding");
+                assert_ne!(actor, r);
+                assert_eq!(
+                    place_of(&whereabouts, &actor),
+                    place_of(&whereabouts, &r),
+                    "give needs both in one place"
+                );
+                holder.insert(o.clone(), r.clone());
+                held.get_mut(&actor).unwrap().retain(|x| *x != o);
+                held.entry(r.clone()).or_default().push(o.clone());
+                gives.push((actor, o, r));
+            }
+            other => panic!("unknown action {other}"),
+        }
+    }
+    let last_give = |f: &dyn Fn(&(String, String, String)) -> bool| {
+        gives
+            .iter()
+            .rev()
+            .find(|g| f(g))
+            .cloned()
+            .expect("a give the question is about")
+    };
+    let one = |x: String| vec![x];
+    match kind {
+        "where_is" => one(place_of(&whereabouts, &s(&q["actor"])).unwrap()),
+        "where_is_object" => {
+            let o = s(&q["object"]);
+            one(match holder.get(&o) {
+                Some(a) => place_of(&whereabouts, a).unwrap(),
+                None => lies[&o].clone(),
+            })
+        }
+        "where_was_before" => {
+            let mut t = trail[&s(&q["object"])].clone();
+            t.dedup();
+            let l = s(&q["location"]);
+            // Before its latest arrival there.
+            let at = t
+                .iter()
+                .rposition(|x| *x == l)
+                .expect("the object was there");
+            assert!(at > 0, "the object came to {l} from somewhere: {t:?}");
+            one(t[at - 1].clone())
+        }
+        "who_gave" => {
+            let (o, r) = (s(&q["object"]), s(&q["recipient"]));
+            one(last_give(&|g| g.1 == o && g.2 == r).0)
+        }
+        "who_received" => {
+            let o = s(&q["object"]);
+            one(last_give(&|g| g.1 == o).2)
+        }
+        "what_given" => {
+            let (a, r) = (s(&q["actor"]), s(&q["recipient"]));
+            one(last_give(&|g| g.0 == a && g.2 == r).1)
+        }
+        "given_to" => {
+            let (a, o) = (s(&q["actor"]), s(&q["object"]));
+            one(last_give(&|g| g.0 == a && g.1 == o).2)
+        }
+        "who_gave_object" => {
+            let o = s(&q["object"]);
+            one(last_give(&|g| g.1 == o).0)
+        }
+        "is_in" => {
+            let l = s(&q["location"]);
+            let answer = match &whereabouts[&s(&q["actor"])] {
+                Whereabouts::At(x) if *x == l => "yes",
+                Whereabouts::At(_) => "no",
+                Whereabouts::Not(x) => {
+                    assert_eq!(*x, l, "only the denied place can be asked");
+                    "no"
+                }
+                Whereabouts::Either(a, b) if *a == l || *b == l => "maybe",
+                Whereabouts::Either(..) => "no",
+            };
+            one(answer.to_string())
+        }
+        "count_carrying" => one(COUNTS[held.get(&s(&q["actor"])).map_or(0, Vec::len)].to_string()),
+        "list_carrying" => match held.get(&s(&q["actor"])) {
+            Some(v) if !v.is_empty() => v.clone(),
+            _ => one("nothing".to_string()),
+        },
+        other => panic!("unknown query {other}"),
+    }
+}
+
+/// The words a fact sentence must contain, from its data.
+fn fact_words(p: &Value, i: usize) -> Vec<String> {
+    if let Some(r) = p["relations"].as_array() {
+        let r = &r[i];
+        return vec![s(&r["location"]), s(&r["direction"]), s(&r["of"])];
+    }
+    let e = &p["events"][i];
+    let mut w = Vec::new();
+    if e["coref"] == Value::Bool(true) {
+        w.push(if e["conj"].is_string() { "they" } else { "" }.to_string());
+    } else {
+        w.push(s(&e["actor"]));
+        if let Some(c) = e["conj"].as_str() {
+            w.push(c.to_string());
+        }
+    }
+    for k in ["location", "object", "recipient", "either"] {
+        if let Some(x) = e[k].as_str() {
+            w.push(x.to_string());
+        }
+    }
+    if e["negated"] == Value::Bool(true) {
+        w.push("not|no".to_string());
+    }
+    w.retain(|x| !x.is_empty());
+    w
+}
+
+/// Every fact is in `input`, in story order, at its recorded token offset, and says what its
+/// data says.
+fn check_facts(r: &TestRow, tok: &Tokenizer) {
+    let p = &r.params;
+    let n = p["fact_count"].as_u64().unwrap() as usize;
+    assert_eq!(r.needle_offsets.len(), n);
+    assert!(
+        r.needle_offsets.windows(2).all(|w| w[0] < w[1]),
+        "story order"
+    );
+    // Candidate sentence starts: capitals after a blank or a newline.
+    let bytes = r.input.as_bytes();
+    let starts: Vec<usize> = (1..bytes.len())
+        .filter(|&i| bytes[i].is_ascii_uppercase() && matches!(bytes[i - 1], b'\n' | b' '))
+        .collect();
+    let (_, offsets) = tok.count_with_marks(&r.input, &starts).unwrap();
+    let mut from = 0usize;
+    for i in 0..n {
+        let want = r.needle_offsets[i];
+        // The sentence starting at the recorded offset (a leading space may share its token).
+        let k = (from..starts.len())
+            .find(|&k| {
+                (offsets[k] as i64 - want).abs() <= 1 && {
+                    let end = r.input[starts[k]..].find('.').unwrap() + starts[k];
+                    let sentence = &r.input[starts[k]..end];
+                    fact_words(p, i).iter().all(|w| {
+                        sentence
+                            .split(|c: char| !c.is_alphanumeric())
+                            .any(|x| w.split('|').any(|alt| x == alt))
+                    })
+                }
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "fact {i} ({:?}) not at token {want} of {}",
+                    fact_words(p, i),
+                    r.id
+                )
+            });
+        from = k + 1;
+    }
+    if i64::try_from(n).unwrap() > 0 {
+        // The first offset, recounted the plain way.
+        let at = starts[(0..starts.len())
+            .find(|&k| (offsets[k] as i64 - r.needle_offsets[0]).abs() <= 1)
+            .unwrap()];
+        let before = tok.count(&r.input[..at]).unwrap() as i64;
+        assert!((before - r.needle_offsets[0]).abs() <= 1);
+    }
+}
+
+fn check_rows(dir: &Path, config: &str, tok: &Tokenizer, reserve: i64) -> usize {
+    let rows = rows(&dir.join(config));
+    assert!(!rows.is_empty(), "{config} has rows");
+    for r in &rows {
+        let p = &r.params;
+        assert_eq!(r.metric, "label");
+        let solved = solve(p);
+        assert_eq!(r.answers, solved, "{config} {}: {p}", r.id);
+        assert_eq!(r.target, solved.join(","));
+        assert_eq!(
+            r.length as usize,
+            tok.count(&r.input).unwrap(),
+            "exact length"
+        );
+        if r.target_length > 0 {
+            let budget = r.target_length - reserve;
+            let tol = (budget / 500).max(16);
+            assert!(
+                r.length <= budget && r.length >= budget - tol,
+                "{config}: {} for a budget of {budget}",
+                r.length
+            );
+        } else {
+            assert!(r.needle_depths.is_empty() && r.depth_percent.is_none());
+        }
+        let supporting: Vec<u64> = p["supporting"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert!(!supporting.is_empty());
+        assert!(supporting.windows(2).all(|w| w[0] < w[1]));
+        assert!(*supporting.last().unwrap() < p["fact_count"].as_u64().unwrap());
+        check_facts(r, tok);
+    }
+    rows.len()
+}
+
+/// Must show 1 and 2: qa1-qa5 at --len 0, 4k and 32k; answers re-solved, facts in order at
+/// their offsets, lengths exact.
+#[test]
+fn qa1_to_qa5_at_0_4k_32k() {
+    let t = tmp();
+    let out = t.path().join("d").display().to_string();
+    gen_ok(&[
+        "babilong",
+        "--task",
+        "qa1,qa2,qa3,qa4,qa5",
+        "--len",
+        "0,4k,32k",
+        "--samples",
+        "3",
+        "--seed",
+        "5",
+        "--out",
+        &out,
+        "-q",
+    ]);
+    let tok = Tokenizer::O200k;
+    for qa in 1..=5 {
+        let n = check_rows(Path::new(&out), &format!("babilong_qa{qa}"), &tok, 16);
+        assert_eq!(n, 9);
+    }
+    // The same story at every length: BABILong's samples keep their question across lengths.
+    let by_sample = |len: i64| -> Vec<String> {
+        rows(&Path::new(&out).join("babilong_qa2"))
+            .into_iter()
+            .filter(|r| r.target_length == len)
+            .map(|r| r.params["query"].to_string() + &r.params["events"].to_string())
+            .collect()
+    };
+    assert_eq!(by_sample(0), by_sample(32768));
+}
+
+/// Must show 2: qa6-qa13 at 4k, in another tokenizer.
+#[test]
+fn qa6_to_qa13_at_4k() {
+    let t = tmp();
+    let out = t.path().join("d").display().to_string();
+    gen_ok(&[
+        "babilong",
+        "--task",
+        "qa6,qa7,qa8,qa9,qa10,qa11,qa12,qa13",
+        "--len",
+        "4k",
+        "--samples",
+        "6",
+        "--tokenizer",
+        "cl100k",
+        "--out",
+        &out,
+        "-q",
+    ]);
+    let tok = Tokenizer::Cl100k;
+    for qa in 6..=13 {
+        assert_eq!(
+            check_rows(Path::new(&out), &format!("babilong_qa{qa}"), &tok, 16),
+            6
+        );
+    }
+}
+
+/// The property test: thousands of stories re-solved from their events.
+#[test]
+fn thousands_of_stories_resolve() {
+    let t = tmp();
+    let mut seen: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut total = 0;
+    for (vocab, samples) in [("babi", "250"), ("fresh", "80")] {
+        let out = t.path().join(vocab).display().to_string();
+        gen_ok(&[
+            "babilong",
+            "--task",
+            "all",
+            "--len",
+            "0",
+            "--samples",
+            samples,
+            "--vocab",
+            vocab,
+            "--out",
+            &out,
+            "-q",
+        ]);
+        for qa in 1..=13 {
+            for r in rows(&Path::new(&out).join(format!("babilong_qa{qa}"))) {
+                assert_eq!(r.answers, solve(&r.params), "{}", r.params);
+                *seen
+                    .entry(format!("qa{qa}"))
+                    .or_default()
+                    .entry(r.target.clone())
+                    .or_default() += 1;
+                total += 1;
+            }
+        }
+    }
+    assert_eq!(total, 13 * 330);
+    // Every closed answer set is used, not one answer over and over.
+    for (qa, answers) in &seen {
+        let min = match qa.as_str() {
+            "qa6" | "qa9" => 2,
+            "qa10" | "qa7" => 3,
+            _ => 4,
+        };
+        assert!(answers.len() >= min, "{qa}: {answers:?}");
+        if matches!(qa.as_str(), "qa6" | "qa9" | "qa10") {
+            let most = answers.values().max().unwrap();
+            assert!(
+                *most < 330 * 3 / 4,
+                "{qa} answers balanced enough: {answers:?}"
+            );
+        }
+    }
+}
+
+/// Must show 3: fresh vocabulary avoids bAbI's names.
+#[test]
+fn fresh_vocabulary_is_new() {
+    let t = tmp();
+    let out = t.path().join("d").display().to_string();
+    gen_ok(&[
+        "babilong",
+        "--task",
+        "qa1,qa5",
+        "--len",
+        "2k",
+        "--samples",
+        "8",
+        "--vocab",
+        "fresh",
+        "--out",
+        &out,
+        "-q",
+    ]);
+    let mut actors = std::collections::BTreeSet::new();
+    for config in ["babilong_qa1", "babilong_qa5"] {
+        for r in rows(&Path::new(&out).join(config)) {
+            let p = &r.params;
+            for a in p["actors"].as_array().unwrap() {
+                assert!(!CLASSIC_ACTORS.contains(&a.as_str().unwrap()), "{a}");
+                actors.insert(s(a));
+            }
+            for l in p["places"].as_array().unwrap() {
+                assert!(!CLASSIC_PLACES.contains(&l.as_str().unwrap()), "{l}");
+            }
+            for name in CLASSIC_ACTORS {
+                assert!(
+                    !r.input
+                        .split(|c: char| !c.is_alphanumeric())
+                        .any(|w| w == name),
+                    "{name} in a fresh story"
+                );
+            }
+            assert_eq!(r.answers, solve(p));
+        }
+    }
+    assert!(
+        actors.len() > 12,
+        "names vary between instances: {actors:?}"
+    );
+}
+
+/// Must show 4: a user's .txt corpus as haystack, facts kept within 40-60 % depth; and
+/// `--depths` placing the first supporting fact.
+#[test]
+fn corpus_haystack_and_fact_window() {
+    let t = tmp();
+    let out = t.path().join("d").display().to_string();
+    let corpus = fixture("corpus/rivers.txt");
+    gen_ok(&[
+        "babilong",
+        "--task",
+        "qa1,qa2",
+        "--len",
+        "8k",
+        "--samples",
+        "4",
+        "--haystack",
+        &corpus,
+        "--fact-window",
+        "40..60",
+        "--out",
+        &out,
+        "-q",
+    ]);
+    let tok = Tokenizer::O200k;
+    for config in ["babilong_qa1", "babilong_qa2"] {
+        check_rows(Path::new(&out), config, &tok, 16);
+        for r in rows(&Path::new(&out).join(config)) {
+            for d in &r.needle_depths {
+                assert!((40.0..=60.0).contains(d), "{config}: depth {d}");
+            }
+        }
+    }
+    let out2 = t.path().join("e").display().to_string();
+    gen_ok(&[
+        "babilong",
+        "--task",
+        "qa2",
+        "--len",
+        "8k",
+        "--depths",
+        "10,90",
+        "--samples",
+        "3",
+        "--out",
+        &out2,
+        "-q",
+    ]);
+    for r in rows(&Path::new(&out2).join("babilong_qa2")) {
+        let first = r.params["supporting"][0].as_u64().unwrap() as usize;
+        let d = r.depth_percent.unwrap();
+        assert!(
+            (r.needle_depths[first] - d).abs() < 1.0,
+            "first supporting fact at {} for depth {d}",
+            r.needle_depths[first]
+        );
+        check_facts(&r, &tok);
+    }
+}
+
+/// Must show 5: the same command twice gives byte-identical files, whatever the threads;
+/// `gen verify` passes.
+#[test]
+fn deterministic_and_verifiable() {
+    let t = tmp();
+    let mk = |name: &str, threads: &str| {
+        let out = t.path().join(name).display().to_string();
+        gen_ok(&[
+            "babilong",
+            "--task",
+            "qa2,qa7",
+            "--len",
+            "2k",
+            "--samples",
+            "5",
+            "--seed",
+            "3",
+            "--threads",
+            threads,
+            "--out",
+            &out,
+            "-q",
+        ]);
+        out
+    };
+    let (a, b) = (mk("a", "1"), mk("b", "2"));
+    for config in ["babilong_qa2", "babilong_qa7"] {
+        let f = format!("{config}/test-00000-of-00001.parquet");
+        assert_eq!(
+            std::fs::read(Path::new(&a).join(&f)).unwrap(),
+            std::fs::read(Path::new(&b).join(&f)).unwrap()
+        );
+    }
+    let card = std::fs::read_to_string(Path::new(&a).join("README.md")).unwrap();
+    assert!(
+        card.contains("- config_name: babilong_qa2\n")
+            && card.contains("- config_name: babilong_qa7\n")
+    );
+    let v = gen_ok(&["verify", &a, "-q"]);
+    assert!(String::from_utf8_lossy(&v.stdout).starts_with("ok: 10 rows"));
+    // An edited row in the second config is caught.
+    let f = Path::new(&a).join("babilong_qa7/test-00000-of-00001.parquet");
+    let mut bytes = std::fs::read(&f).unwrap();
+    let n = bytes.len();
+    bytes.truncate(n - 200);
+    std::fs::write(&f, bytes).unwrap();
+    let v = gen(&["verify", &a, "-q"]);
+    assert_eq!(v.status.code(), Some(1));
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let t = tmp();
+    let out = t.path().join("d").display().to_string();
+    for args in [
+        vec!["--task", "qa21"],
+        vec!["--task", "qa16"],
+        vec!["--task", "qa1,x"],
+        vec!["--vocab", "big"],
+        vec!["--facts", "0..4"],
+        vec!["--facts", "9..3"],
+        vec!["--task", "qa4", "--facts", "3"],
+        vec!["--fact-window", "60..40"],
+        vec!["--fact-window", "40"],
+        vec!["--fact-window", "40..60", "--depths", "10"],
+        vec!["--len", "0", "--depths", "50"],
+        vec!["--task", "qa3", "--len", "1k"],
+        vec!["--haystack", "none"],
+    ] {
+        let mut all = vec!["babilong", "--out", &out];
+        all.extend(&args);
+        let o = gen(&all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(!Path::new(&out).exists());
+    }
+}
+
+/// Small stories of every task, pinned. Regenerate with
+/// `UPDATE_GOLDEN=1 cargo test --test babilong golden`.
+#[test]
+fn golden_stories() {
+    let t = tmp();
+    let out = t.path().join("d").display().to_string();
+    gen_ok(&[
+        "babilong",
+        "--task",
+        "all",
+        "--len",
+        "0",
+        "--samples",
+        "2",
+        "--seed",
+        "1",
+        "--jsonl",
+        "--out",
+        &out,
+        "-q",
+    ]);
+    let hidden = t.path().join("h").display().to_string();
+    gen_ok(&[
+        "babilong", "--task", "qa1", "--len", "700", "--facts", "4", "--seed", "1", "--jsonl",
+        "--vocab", "fresh", "--out", &hidden, "-q",
+    ]);
+    let mut cases: Vec<(String, std::path::PathBuf)> = (1..=13)
+        .map(|qa| {
+            (
+                format!("babilong_qa{qa}"),
+                Path::new(&out).join(format!("babilong_qa{qa}/test-00000-of-00001.jsonl")),
+            )
+        })
+        .collect();
+    cases.push((
+        "babilong_qa1_fresh_700".into(),
+        Path::new(&hidden).join("babilong_qa1/test-00000-of-00001.jsonl"),
+    ));
+    for (name, path) in cases {
+        let got = std::fs::read_to_string(path).unwrap();
+        let golden = root().join(format!("tests/golden/{name}.jsonl"));
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&golden, &got).unwrap();
+        }
+        let want = std::fs::read_to_string(&golden)
+            .expect("golden file exists (UPDATE_GOLDEN=1 makes it)");
+        assert_eq!(got, want, "{name} drifted");
+    }
+}
