@@ -28,6 +28,10 @@ pub enum Command {
     Babilong(Box<BabilongArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
+    /// Write harness files into a dataset: lm-eval task YAMLs, an inspect task, OpenCompass configs.
+    Export(ExportArgs),
+    /// Score predictions against a dataset: accuracy per config x length x depth, and a heatmap.
+    Score(ScoreArgs),
     /// Counts per task x length x depth, length statistics and hashes.
     Inspect(InspectArgs),
     /// List tasks, tokenizers, haystacks or templates.
@@ -243,6 +247,29 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// lm-eval, inspect or opencompass.
+    pub harness: String,
+    /// The dataset directory (the files are written into it).
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    /// The dataset directory.
+    pub dir: PathBuf,
+    /// JSON Lines of {"id", "prediction"} (also RULER's index/pred and lm-eval's --log_samples files).
+    #[arg(long)]
+    pub predictions: PathBuf,
+    /// Where scores.json and the heatmaps go (default: <dir>/scores).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Only the table: no warnings about missing or unknown ids.
     #[arg(short, long)]
     pub quiet: bool,
 }

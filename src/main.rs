@@ -6,11 +6,14 @@
 mod cli;
 mod config;
 mod corpus;
+mod export;
 mod generate;
+mod heatmap;
 mod inspect;
 mod manifest;
 mod progress;
 mod schema;
+mod score;
 mod verify;
 mod writer;
 
@@ -111,6 +114,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Command::Export(args) => {
+            export::export(&args.harness, &args.dir)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Score(args) => {
+            if !args.dir.join("manifest.json").exists() {
+                return Err(usage(format!(
+                    "{} is not a needlework dataset: it has no manifest.json",
+                    args.dir.display()
+                )));
+            }
+            let out = args.out.clone().unwrap_or_else(|| args.dir.join("scores"));
+            score::score(&args.dir, &args.predictions, &out, args.quiet)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Inspect(args) => {
             if !args.path.exists() {

@@ -8,6 +8,7 @@ pub mod fit;
 pub mod hash;
 pub mod haystack;
 pub mod rng;
+pub mod scoring;
 pub mod spec;
 pub mod tasks;
 pub mod template;

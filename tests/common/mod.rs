@@ -77,6 +77,7 @@ pub struct TestRow {
     pub target_length: i64,
     pub length: i64,
     pub depth_percent: Option<f64>,
+    pub sample_index: i64,
     pub needle_offsets: Vec<i64>,
     pub needle_depths: Vec<f64>,
     pub params: serde_json::Value,
@@ -110,7 +111,7 @@ pub fn rows(dir: &Path) -> Vec<TestRow> {
                     .unwrap()
                     .clone()
             };
-            let (tl, len) = (int("target_length"), int("length"));
+            let (tl, len, sample) = (int("target_length"), int("length"), int("sample_index"));
             let depth = b
                 .column_by_name("depth_percent")
                 .unwrap()
@@ -147,6 +148,7 @@ pub fn rows(dir: &Path) -> Vec<TestRow> {
                     target_length: tl.value(i),
                     length: len.value(i),
                     depth_percent: (!depth.is_null(i)).then(|| depth.value(i)),
+                    sample_index: sample.value(i),
                     needle_offsets: o.values().to_vec(),
                     needle_depths: d.values().to_vec(),
                     params: serde_json::from_str(&params[i]).unwrap(),

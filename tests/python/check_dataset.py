@@ -8,6 +8,9 @@
   check_dataset.py loaders DIR CONFIG
       datasets.load_dataset, pyarrow and duckdb must all read the dataset with the right rows
       and column types.
+  check_dataset.py prime-tiktoken
+      Place the encoding files in $TIKTOKEN_CACHE_DIR, for tools that count with tiktoken
+      (inspect_ai) and would otherwise try to download them.
 
 tiktoken normally downloads its encoding files. Here they come from the tiktoken-rs crate's
 sources (found under ~/.cargo/registry), placed in tiktoken's cache; tiktoken still checks their
@@ -204,6 +207,10 @@ if __name__ == "__main__":
         check_lengths(args[1], tf)
     elif len(args) == 3 and args[0] == "loaders":
         check_loaders(args[1], args[2])
+    elif args == ["prime-tiktoken"]:
+        for name in TIKTOKEN_URLS:
+            tiktoken_encoding(name)
+        print(f"ok: tiktoken encodings in {os.environ['TIKTOKEN_CACHE_DIR']}")
     else:
         print(__doc__)
         sys.exit(2)

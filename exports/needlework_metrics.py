@@ -1,0 +1,85 @@
+"""needlework's five metrics, as `gen score` applies them (generators/src/scoring.rs).
+
+Every row names its metric, so a harness scores it without knowing the task:
+  all    every gold item occurs in the output (case-insensitive)
+  any    at least one gold item occurs in the output
+  exact  output equals target after trimming, dropping a repeated answer prefix and one
+         trailing period, collapsing blanks, lowercasing
+  set    the output's items (split at commas and blanks) are the target's, as sets
+  label  lowercase, cut at the first period, collect the closed-set labels occurring as whole
+         words (ignoring labels the question names unless gold); right when they are the gold
+"""
+
+
+def _occurs_as_word(needle, text):
+    if not needle:
+        return False
+    start = text.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        before = text[start - 1] if start > 0 else ""
+        after = text[end] if end < len(text) else ""
+        if not before.isalnum() and not after.isalnum():
+            return True
+        start = text.find(needle, start + 1)
+    return False
+
+
+def _clean(s, answer_prefix):
+    t = s.strip().lower()
+    prefix = (answer_prefix or "").strip().lower()
+    if prefix and t.startswith(prefix):
+        t = t[len(prefix):].strip()
+    if t.endswith("."):
+        t = t[:-1]
+    return " ".join(t.strip().split())
+
+
+def _items(s):
+    out = set()
+    for part in s.lower().replace(",", " ").split():
+        part = part.rstrip(".")
+        if part:
+            out.add(part)
+    return out
+
+
+def is_correct(metric, prediction, target, answers, labels=(), question="", answer_prefix=""):
+    """Whether `prediction` is right for a row with these fields."""
+    prediction = prediction or ""
+    pred = prediction.lower()
+    answers = list(answers or [])
+    if metric == "all":
+        return bool(answers) and all(a.lower() in pred for a in answers)
+    if metric == "any":
+        return any(a.lower() in pred for a in answers)
+    if metric == "exact":
+        return _clean(prediction, answer_prefix) == _clean(target, answer_prefix)
+    if metric == "set":
+        want = _items(target)
+        return bool(want) and _items(prediction) == want
+    if metric == "label":
+        cut = pred.split(".")[0]
+        q = (question or "").lower()
+        gold = {a.lower() for a in answers}
+        found = {
+            l.lower()
+            for l in (labels or [])
+            if (l.lower() in gold or not _occurs_as_word(l.lower(), q)) and _occurs_as_word(l.lower(), cut)
+        }
+        return bool(gold) and found == gold
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+def score_row(row, prediction):
+    """1.0 or 0.0 for a dataset row (a dict with needlework's columns)."""
+    ok = is_correct(
+        row["metric"],
+        prediction,
+        row["target"],
+        row["answers"],
+        row.get("labels") or [],
+        row.get("question") or "",
+        row.get("answer_prefix") or "",
+    )
+    return 1.0 if ok else 0.0

@@ -1,0 +1,274 @@
+//! The five metrics a row can name, applied to a model's output.
+//!
+//! Every row stores its metric so any harness can score it without knowing the task. The same
+//! rules are written in Python for the harness exports (`exports/needlework_metrics.py`); CI
+//! checks that both score the same predictions the same way.
+//!
+//! - `all`: every gold item occurs in the output (case-insensitive).
+//! - `any`: at least one gold item occurs in the output.
+//! - `exact`: the output equals the target after trimming, dropping a repeated answer prefix
+//!   and one trailing period, collapsing runs of blanks, and lowercasing.
+//! - `set`: the output's items (split at commas and blanks) are the target's, as sets.
+//! - `label` (BABILong's rule, without its bug): lowercase, cut at the first period, collect
+//!   the labels of the closed set that occur as whole words (so `one` is not found in `none`),
+//!   ignoring labels that occur in the question unless they are gold; correct when the labels
+//!   found are exactly the gold items.
+
+use crate::Metric;
+
+/// What a row needs for scoring.
+#[derive(Debug, Clone, Copy)]
+pub struct Gold<'a> {
+    pub metric: Metric,
+    pub target: &'a str,
+    pub answers: &'a [String],
+    pub labels: &'a [String],
+    pub question: &'a str,
+    pub answer_prefix: &'a str,
+}
+
+impl Metric {
+    /// Parse a metric name as stored in rows.
+    pub fn parse(s: &str) -> Option<Metric> {
+        Some(match s {
+            "all" => Metric::All,
+            "any" => Metric::Any,
+            "exact" => Metric::Exact,
+            "set" => Metric::Set,
+            "label" => Metric::Label,
+            _ => return None,
+        })
+    }
+}
+
+/// Whether `prediction` is right for `gold`.
+pub fn is_correct(gold: &Gold<'_>, prediction: &str) -> bool {
+    let pred = prediction.to_lowercase();
+    match gold.metric {
+        Metric::All => {
+            !gold.answers.is_empty()
+                && gold
+                    .answers
+                    .iter()
+                    .all(|a| pred.contains(&a.to_lowercase()))
+        }
+        Metric::Any => gold
+            .answers
+            .iter()
+            .any(|a| pred.contains(&a.to_lowercase())),
+        Metric::Exact => {
+            clean(prediction, gold.answer_prefix) == clean(gold.target, gold.answer_prefix)
+        }
+        Metric::Set => {
+            let items = |s: &str| -> std::collections::BTreeSet<String> {
+                s.to_lowercase()
+                    .split(|c: char| c == ',' || c.is_whitespace())
+                    .map(|x| x.trim_end_matches('.'))
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            };
+            let want = items(gold.target);
+            !want.is_empty() && items(prediction) == want
+        }
+        Metric::Label => {
+            let cut = pred.split('.').next().unwrap_or("");
+            let question = gold.question.to_lowercase();
+            let gold_items: std::collections::BTreeSet<String> =
+                gold.answers.iter().map(|a| a.to_lowercase()).collect();
+            let found: std::collections::BTreeSet<String> = gold
+                .labels
+                .iter()
+                .map(|l| l.to_lowercase())
+                .filter(|l| gold_items.contains(l) || !occurs_as_word(l, &question))
+                .filter(|l| occurs_as_word(l, cut))
+                .collect();
+            !gold_items.is_empty() && found == gold_items
+        }
+    }
+}
+
+/// The text compared by `exact`.
+fn clean(s: &str, answer_prefix: &str) -> String {
+    let mut t = s.trim().to_lowercase();
+    let prefix = answer_prefix.trim().to_lowercase();
+    if !prefix.is_empty() {
+        if let Some(rest) = t.strip_prefix(&prefix) {
+            t = rest.trim().to_string();
+        }
+    }
+    let t = t.strip_suffix('.').unwrap_or(&t).trim();
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether `needle` occurs in `text` with no letter or digit directly on either side.
+pub fn occurs_as_word(needle: &str, text: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let mut from = 0;
+    while let Some(i) = text[from..].find(needle) {
+        let start = from + i;
+        let end = start + needle.len();
+        let before = text[..start].chars().next_back();
+        let after = text[end..].chars().next();
+        if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
+            return true;
+        }
+        from = start + needle.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn check(
+        metric: Metric,
+        target: &str,
+        answers: &[&str],
+        labels: &[&str],
+        q: &str,
+        pred: &str,
+    ) -> bool {
+        let (answers, labels) = (s(answers), s(labels));
+        is_correct(
+            &Gold {
+                metric,
+                target,
+                answers: &answers,
+                labels: &labels,
+                question: q,
+                answer_prefix: "Answer:",
+            },
+            pred,
+        )
+    }
+
+    #[test]
+    fn all_and_any() {
+        let a = ["4821937", "1102938"];
+        assert!(check(
+            Metric::All,
+            "",
+            &a,
+            &[],
+            "",
+            "They are 1102938 and 4821937."
+        ));
+        assert!(!check(Metric::All, "", &a, &[], "", "Just 4821937."));
+        assert!(check(Metric::Any, "", &a, &[], "", "Just 4821937."));
+        assert!(!check(Metric::Any, "", &a, &[], "", ""));
+        assert!(check(Metric::All, "", &["Amber Fox"], &[], "", "amber fox"));
+    }
+
+    #[test]
+    fn exact_forgives_only_formatting() {
+        assert!(check(
+            Metric::Exact,
+            "3 7 19",
+            &[],
+            &[],
+            "",
+            " Answer: 3  7 19.\n"
+        ));
+        assert!(check(Metric::Exact, "none", &[], &[], "", "None"));
+        assert!(!check(Metric::Exact, "3 7 19", &[], &[], "", "3 7 19 20"));
+        assert!(!check(
+            Metric::Exact,
+            "120",
+            &[],
+            &[],
+            "",
+            "The answer is 120"
+        ));
+    }
+
+    #[test]
+    fn set_ignores_order() {
+        assert!(check(Metric::Set, "a,b,c", &[], &[], "", "c, b, a"));
+        assert!(!check(Metric::Set, "a,b,c", &[], &[], "", "a, b"));
+    }
+
+    #[test]
+    fn label_follows_babilong_without_the_none_bug() {
+        let counts = ["none", "one", "two", "three"];
+        let q = "How many objects is Mary carrying?";
+        assert!(check(Metric::Label, "none", &["none"], &counts, q, "None."));
+        assert!(!check(Metric::Label, "one", &["one"], &counts, q, "none"));
+        assert!(check(
+            Metric::Label,
+            "one",
+            &["one"],
+            &counts,
+            q,
+            "She carries one. Not two."
+        ));
+        assert!(!check(
+            Metric::Label,
+            "one",
+            &["one"],
+            &counts,
+            q,
+            "one or two"
+        ));
+        let rooms = ["kitchen", "garden", "office"];
+        let q = "Where was the milk before the kitchen?";
+        // A label named by the question is ignored, so echoing it costs nothing.
+        assert!(check(
+            Metric::Label,
+            "garden",
+            &["garden"],
+            &rooms,
+            q,
+            "before the kitchen it was in the garden"
+        ));
+        assert!(!check(
+            Metric::Label,
+            "garden",
+            &["garden"],
+            &rooms,
+            q,
+            "the office"
+        ));
+        let objects = ["apple", "milk", "football", "nothing"];
+        let q = "What is John carrying?";
+        assert!(check(
+            Metric::Label,
+            "apple,milk",
+            &["apple", "milk"],
+            &objects,
+            q,
+            "milk, apple"
+        ));
+        assert!(!check(
+            Metric::Label,
+            "apple,milk",
+            &["apple", "milk"],
+            &objects,
+            q,
+            "milk"
+        ));
+        assert!(check(
+            Metric::Label,
+            "s,e",
+            &["s,e"],
+            &["s,e", "e,s", "n,e"],
+            "",
+            "s,e"
+        ));
+    }
+
+    #[test]
+    fn whole_words_only() {
+        assert!(occurs_as_word("one", "only one left"));
+        assert!(!occurs_as_word("one", "none left"));
+        assert!(!occurs_as_word("one", "someone"));
+        assert!(occurs_as_word("s,e", "go s,e"));
+    }
+}

@@ -1,0 +1,261 @@
+//! `gen export`: the files a harness needs to run a dataset — lm-evaluation-harness task
+//! YAMLs, an inspect_ai task file, OpenCompass dataset configs — written into the dataset
+//! directory. Every export scores each row with the row's own metric
+//! (`exports/needlework_metrics.py`, the Python twin of `generators/src/scoring.rs`).
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use arrow::array::{Array, Int32Array, Int64Array};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+
+use crate::manifest::Manifest;
+use crate::usage;
+
+const METRICS_PY: &str = include_str!("../exports/needlework_metrics.py");
+const LM_EVAL_UTILS_PY: &str = include_str!("../exports/lm_eval_utils.py");
+const INSPECT_PY: &str = include_str!("../exports/inspect_task.py");
+const OPENCOMPASS_PY: &str = include_str!("../exports/opencompass_datasets.py");
+
+/// What an export needs to know of one config.
+struct ConfigInfo {
+    name: String,
+    /// Splits in manifest order.
+    splits: Vec<String>,
+    /// Absolute paths of its Parquet files.
+    files: Vec<PathBuf>,
+    /// Distinct target lengths.
+    lengths: BTreeSet<u64>,
+    /// Largest answer budget of its rows.
+    max_new_tokens: u32,
+}
+
+fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
+    let mut out = Vec::new();
+    for name in &m.configs {
+        let mut info = ConfigInfo {
+            name: name.clone(),
+            splits: Vec::new(),
+            files: Vec::new(),
+            lengths: BTreeSet::new(),
+            max_new_tokens: 0,
+        };
+        for f in m.files.iter().filter(|f| &f.config == name) {
+            if !info.splits.contains(&f.split) {
+                info.splits.push(f.split.clone());
+            }
+            let path = dir.join(&f.path);
+            let builder = ParquetRecordBatchReaderBuilder::try_new(
+                File::open(&path).with_context(|| format!("cannot open {}", path.display()))?,
+            )?;
+            let mask = ProjectionMask::columns(
+                builder.parquet_schema(),
+                ["max_new_tokens", "target_length"],
+            );
+            for batch in builder.with_projection(mask).build()? {
+                let batch = batch?;
+                let col = |n: &str| batch.column_by_name(n).cloned();
+                if let Some(a) = col("max_new_tokens") {
+                    if let Some(a) = a.as_any().downcast_ref::<Int32Array>() {
+                        let max = a.iter().flatten().max().unwrap_or(0);
+                        info.max_new_tokens = info.max_new_tokens.max(max.max(0) as u32);
+                    }
+                }
+                if let Some(a) = col("target_length") {
+                    if let Some(a) = a.as_any().downcast_ref::<Int64Array>() {
+                        info.lengths
+                            .extend(a.iter().flatten().map(|v| v.max(0) as u64));
+                    }
+                }
+            }
+            info.files.push(path);
+        }
+        info.max_new_tokens = info.max_new_tokens.max(1);
+        out.push(info);
+    }
+    Ok(out)
+}
+
+/// A YAML double-quoted string.
+fn yaml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn lm_eval(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf>> {
+    let out = dir.join("lm_eval");
+    std::fs::create_dir_all(&out)?;
+    let mut written = Vec::new();
+    let all_lengths: BTreeSet<u64> = infos.iter().flat_map(|i| i.lengths.clone()).collect();
+    let utils = format!(
+        "{METRICS_PY}{}",
+        LM_EVAL_UTILS_PY.replace(
+            "@@LENGTHS@@",
+            &format!(
+                "[{}]",
+                all_lengths
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        )
+    );
+    std::fs::write(out.join("utils.py"), utils)?;
+    written.push(out.join("utils.py"));
+    let mut tasks = Vec::new();
+    for info in infos {
+        let task = format!("needlework_{}", info.name);
+        let split = info
+            .splits
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "test".into());
+        let mut data_files = String::new();
+        for s in &info.splits {
+            let pattern = dir.join(&info.name).join(format!("{s}-*.parquet"));
+            data_files.push_str(&format!(
+                "    {s}: {}\n",
+                yaml_str(&pattern.display().to_string())
+            ));
+        }
+        let mut metrics =
+            String::from("  - metric: score\n    aggregation: mean\n    higher_is_better: true\n");
+        for l in &info.lengths {
+            metrics.push_str(&format!(
+                "  - metric: \"{l}\"\n    aggregation: !function utils.aggregate\n    higher_is_better: true\n"
+            ));
+        }
+        let yaml = format!(
+            "# Written by `gen export lm-eval` for the needlework dataset {dir} (dataset hash {hash}).\n\
+             # Each row is scored with its own metric (`metric` column); `score` is the mean, and each\n\
+             # length is reported on its own, as RULER does.\n\
+             task: {task}\n\
+             dataset_path: parquet\n\
+             dataset_kwargs:\n  data_files:\n{data_files}\
+             test_split: {split}\n\
+             output_type: generate_until\n\
+             doc_to_text: \"{{{{input}}}}\"\n\
+             doc_to_target: target\n\
+             gen_prefix: answer_prefix\n\
+             target_delimiter: \" \"\n\
+             process_results: !function utils.process_results\n\
+             metric_list:\n{metrics}\
+             generation_kwargs:\n  until: []\n  max_gen_toks: {max}\n  do_sample: false\n  temperature: 0.0\n\
+             repeats: 1\n\
+             metadata:\n  version: 1.0\n",
+            dir = dir.display(),
+            hash = m.dataset_hash,
+            max = info.max_new_tokens,
+        );
+        let path = out.join(format!("{task}.yaml"));
+        std::fs::write(&path, yaml)?;
+        written.push(path);
+        tasks.push(task);
+    }
+    let group = format!(
+        "group: needlework\ntask:\n{}aggregate_metric_list:\n  - metric: score\n    aggregation: mean\n    weight_by_size: true\nmetadata:\n  version: 1.0\n",
+        tasks.iter().map(|t| format!("  - {t}\n")).collect::<String>()
+    );
+    std::fs::write(out.join("needlework.yaml"), group)?;
+    written.push(out.join("needlework.yaml"));
+    Ok(written)
+}
+
+fn inspect(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf>> {
+    let out = dir.join("inspect");
+    std::fs::create_dir_all(&out)?;
+    let mut tasks = String::new();
+    for info in infos {
+        let split = info
+            .splits
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "test".into());
+        tasks.push_str(&format!(
+            "\n\n@task\ndef {name}():\n    \"\"\"The `{name}` config ({split} split).\"\"\"\n    return needlework_task(\"{name}\", \"{split}\", {max})\n",
+            name = info.name,
+            max = info.max_new_tokens
+        ));
+    }
+    let path = out.join("needlework_tasks.py");
+    let text = INSPECT_PY
+        .replace("@@HASH@@", &m.dataset_hash)
+        .replace("@@FILE@@", &path.display().to_string())
+        .replace("@@METRICS@@", METRICS_PY)
+        .replace("@@TASKS@@", &tasks);
+    std::fs::write(&path, text)?;
+    Ok(vec![path])
+}
+
+fn opencompass(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf>> {
+    let out = dir.join("opencompass");
+    std::fs::create_dir_all(&out)?;
+    let mut configs = String::new();
+    for info in infos {
+        // One absolute path per config: its only file, or its directory of shards.
+        let path = match info.files.as_slice() {
+            [one] => one.clone(),
+            _ => dir.join(&info.name),
+        };
+        configs.push_str(&format!(
+            "    _config({}, {}, {}),\n",
+            yaml_str(&format!("needlework_{}", info.name)),
+            yaml_str(&path.display().to_string()),
+            info.max_new_tokens
+        ));
+    }
+    let path = out.join("needlework_datasets.py");
+    let text = OPENCOMPASS_PY
+        .replace("@@HASH@@", &m.dataset_hash)
+        .replace("@@METRICS@@", METRICS_PY)
+        .replace("@@CONFIGS@@", configs.trim_end_matches('\n'));
+    std::fs::write(&path, text)?;
+    Ok(vec![path])
+}
+
+/// Write the files of `harness` into `dir` and say how to run them.
+pub fn export(harness: &str, dir: &Path) -> Result<()> {
+    if !matches!(harness, "lm-eval" | "inspect" | "opencompass") {
+        return Err(usage(format!(
+            "invalid harness '{harness}': expected lm-eval, inspect or opencompass"
+        )));
+    }
+    if !dir.join("manifest.json").exists() {
+        return Err(usage(format!(
+            "{} is not a needlework dataset: it has no manifest.json",
+            dir.display()
+        )));
+    }
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", dir.display()))?;
+    let m = Manifest::read(&dir)?;
+    let infos = config_infos(&dir, &m)?;
+    let written = match harness {
+        "lm-eval" => lm_eval(&dir, &m, &infos)?,
+        "inspect" => inspect(&dir, &m, &infos)?,
+        _ => opencompass(&dir, &m, &infos)?,
+    };
+    for p in &written {
+        println!("wrote {}", p.display());
+    }
+    let first = infos.first().map(|i| i.name.as_str()).unwrap_or("");
+    match harness {
+        "lm-eval" => println!(
+            "run: lm_eval --model <model> --model_args <args> --include_path {} --tasks needlework_{first} --log_samples --output_path results",
+            dir.join("lm_eval").display()
+        ),
+        "inspect" => println!(
+            "run: inspect eval {}@{first} --model <provider/model>",
+            written[0].display()
+        ),
+        _ => println!(
+            "use: import needlework_datasets from {} in an OpenCompass config",
+            written[0].display()
+        ),
+    }
+    Ok(())
+}

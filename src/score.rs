@@ -1,0 +1,355 @@
+//! `gen score`: apply each row's metric to a model's predictions, report accuracy per config ×
+//! length × depth, write `scores.json` and draw the length × depth heatmap.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use needlework_generators::scoring::{is_correct, Gold};
+use needlework_generators::Metric;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::heatmap;
+use crate::manifest::Manifest;
+use crate::schema::from_batch;
+use crate::usage;
+
+/// What scoring needs of one dataset row.
+struct GoldRow {
+    config: String,
+    length: u64,
+    depth: Option<f64>,
+    metric: Metric,
+    target: String,
+    answers: Vec<String>,
+    labels: Vec<String>,
+    question: String,
+    answer_prefix: String,
+}
+
+/// Right and total for one group of rows.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Tally {
+    pub rows: u64,
+    pub correct: u64,
+    pub accuracy: f64,
+}
+
+impl Tally {
+    fn add(&mut self, ok: bool) {
+        self.merge(&Tally {
+            rows: 1,
+            correct: u64::from(ok),
+            accuracy: 0.0,
+        });
+    }
+
+    fn merge(&mut self, other: &Tally) {
+        self.rows += other.rows;
+        self.correct += other.correct;
+        self.accuracy = self.correct as f64 / self.rows.max(1) as f64;
+    }
+}
+
+/// One cell of the grid.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub length: u64,
+    /// `None` for rows without a depth.
+    pub depth: Option<f64>,
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+/// Scores of one config.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigScores {
+    pub overall: Tally,
+    pub by_length: BTreeMap<u64, Tally>,
+    pub cells: Vec<Cell>,
+}
+
+/// `scores.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scores {
+    pub dataset_hash: String,
+    pub predictions: String,
+    pub overall: Tally,
+    pub configs: BTreeMap<String, ConfigScores>,
+    /// Dataset rows with no prediction (not scored).
+    pub missing: Vec<String>,
+    /// Prediction ids that are not in the dataset (ignored).
+    pub unknown: Vec<String>,
+}
+
+/// Read every row's gold fields, keyed by id.
+fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
+    let mut out = BTreeMap::new();
+    for f in &m.files {
+        let path = dir.join(&f.path);
+        let reader = ParquetRecordBatchReaderBuilder::try_new(
+            File::open(&path).with_context(|| format!("cannot open {}", path.display()))?,
+        )?
+        .build()?;
+        for batch in reader {
+            for s in from_batch(&batch?)? {
+                let i = s.row.instance;
+                out.insert(
+                    s.row.id,
+                    GoldRow {
+                        config: f.config.clone(),
+                        length: i.target_length,
+                        depth: i.depth_percent,
+                        metric: i.metric,
+                        target: i.target,
+                        answers: i.answers,
+                        labels: i.labels,
+                        question: i.question,
+                        answer_prefix: i.answer_prefix,
+                    },
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The (id, prediction) of one line of a predictions file: ours (`id`, `prediction`),
+/// RULER's (`index`, `pred`) or lm-evaluation-harness's `--log_samples` (`doc.id`,
+/// `filtered_resps`).
+fn parse_prediction(v: &Value) -> Option<(String, String)> {
+    let id = match (&v["id"], &v["doc"]["id"], &v["index"]) {
+        (Value::String(s), _, _) | (_, Value::String(s), _) | (_, _, Value::String(s)) => s.clone(),
+        (_, _, Value::Number(n)) => n.to_string(),
+        _ => return None,
+    };
+    let text = |x: &Value| -> Option<String> {
+        match x {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(a) => a.first().and_then(|y| match y {
+                Value::String(s) => Some(s.clone()),
+                Value::Array(b) => b.first().and_then(Value::as_str).map(str::to_string),
+                _ => None,
+            }),
+            _ => None,
+        }
+    };
+    let prediction = [
+        "prediction",
+        "pred",
+        "filtered_resps",
+        "resps",
+        "response",
+        "output",
+    ]
+    .iter()
+    .find_map(|k| text(&v[*k]))?;
+    Some((id, prediction))
+}
+
+fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
+    let file = File::open(path)
+        .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
+    let mut out = BTreeMap::new();
+    for (n, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = || {
+            usage(format!(
+                "invalid --predictions {} line {}: expected a JSON object with \"id\" and \"prediction\" (or RULER's index/pred, or lm-eval's doc.id/filtered_resps)",
+                path.display(),
+                n + 1
+            ))
+        };
+        let v: Value = serde_json::from_str(&line).map_err(|_| bad())?;
+        let (id, prediction) = parse_prediction(&v).ok_or_else(bad)?;
+        if out.insert(id.clone(), prediction).is_some() {
+            return Err(usage(format!(
+                "invalid --predictions {}: id {id} appears twice (line {}); one prediction per row",
+                path.display(),
+                n + 1
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Score `dir` against `predictions`, print the table, and write `scores.json` and the
+/// heatmaps into `out`.
+pub fn score(dir: &Path, predictions: &Path, out: &Path, quiet: bool) -> Result<Scores> {
+    let m = Manifest::read(dir).map_err(|e| usage(format!("{e:#}")))?;
+    let preds = read_predictions(predictions)?;
+    let gold = gold_rows(dir, &m)?;
+    let unknown: Vec<String> = preds
+        .keys()
+        .filter(|id| !gold.contains_key(*id))
+        .cloned()
+        .collect();
+    let mut missing = Vec::new();
+    let mut overall = Tally::default();
+    // config -> (length, depth bits) -> tally
+    let mut grid: BTreeMap<String, BTreeMap<(u64, Option<u64>), Tally>> = BTreeMap::new();
+    for c in &m.configs {
+        grid.entry(c.clone()).or_default();
+    }
+    for (id, g) in &gold {
+        let Some(p) = preds.get(id) else {
+            missing.push(id.clone());
+            continue;
+        };
+        let ok = is_correct(
+            &Gold {
+                metric: g.metric,
+                target: &g.target,
+                answers: &g.answers,
+                labels: &g.labels,
+                question: &g.question,
+                answer_prefix: &g.answer_prefix,
+            },
+            p,
+        );
+        overall.add(ok);
+        grid.entry(g.config.clone())
+            .or_default()
+            .entry((g.length, g.depth.map(|d| (d * 1000.0).round() as u64)))
+            .or_default()
+            .add(ok);
+    }
+    let mut configs = BTreeMap::new();
+    for (config, cells) in &grid {
+        let mut total = Tally::default();
+        let mut by_length: BTreeMap<u64, Tally> = BTreeMap::new();
+        let mut list = Vec::new();
+        for (&(length, depth), t) in cells {
+            total.merge(t);
+            by_length.entry(length).or_default().merge(t);
+            list.push(Cell {
+                length,
+                depth: depth.map(|d| d as f64 / 1000.0),
+                tally: *t,
+            });
+        }
+        configs.insert(
+            config.clone(),
+            ConfigScores {
+                overall: total,
+                by_length,
+                cells: list,
+            },
+        );
+    }
+    let scores = Scores {
+        dataset_hash: m.dataset_hash.clone(),
+        predictions: predictions.display().to_string(),
+        overall,
+        configs,
+        missing,
+        unknown,
+    };
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    std::fs::write(
+        out.join("scores.json"),
+        serde_json::to_string_pretty(&scores)? + "\n",
+    )?;
+    for (config, c) in &scores.configs {
+        if c.overall.rows > 0 {
+            heatmap::draw(config, &c.cells, out)?;
+        }
+    }
+    print_table(&scores);
+    if !quiet {
+        report_ids("rows have no prediction", &scores.missing);
+        report_ids("predictions name ids not in the dataset", &scores.unknown);
+        eprintln!("wrote {}", out.join("scores.json").display());
+    }
+    Ok(scores)
+}
+
+fn report_ids(what: &str, ids: &[String]) {
+    if ids.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = ids.iter().take(10).map(String::as_str).collect();
+    let more = if ids.len() > 10 {
+        format!(" and {} more", ids.len() - 10)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "warning: {} {what}: {}{more} (listed in scores.json; not scored)",
+        ids.len(),
+        shown.join(", ")
+    );
+}
+
+fn print_table(s: &Scores) {
+    println!(
+        "{:<24} {:>9} {:>7} {:>6} {:>8} {:>9}",
+        "config", "length", "depth", "rows", "correct", "accuracy"
+    );
+    for (config, c) in &s.configs {
+        let depths: BTreeSet<Option<u64>> = c
+            .cells
+            .iter()
+            .map(|x| x.depth.map(|d| (d * 1000.0) as u64))
+            .collect();
+        for cell in &c.cells {
+            if depths.len() > 1 || cell.depth.is_some() {
+                println!(
+                    "{config:<24} {:>9} {:>7} {:>6} {:>8} {:>8.1}%",
+                    cell.length,
+                    cell.depth.map_or("-".into(), |d| format!("{d:.1}")),
+                    cell.tally.rows,
+                    cell.tally.correct,
+                    100.0 * cell.tally.accuracy
+                );
+            }
+        }
+        for (length, t) in &c.by_length {
+            println!(
+                "{config:<24} {length:>9} {:>7} {:>6} {:>8} {:>8.1}%",
+                "all",
+                t.rows,
+                t.correct,
+                100.0 * t.accuracy
+            );
+        }
+    }
+    println!(
+        "{:<24} {:>9} {:>7} {:>6} {:>8} {:>8.1}%",
+        "overall",
+        "all",
+        "all",
+        s.overall.rows,
+        s.overall.correct,
+        100.0 * s.overall.accuracy
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn prediction_formats() {
+        let ours = json!({"id": "ab12", "prediction": "x"});
+        assert_eq!(parse_prediction(&ours), Some(("ab12".into(), "x".into())));
+        let ruler = json!({"index": "ab12", "pred": "y", "outputs": ["z"]});
+        assert_eq!(parse_prediction(&ruler), Some(("ab12".into(), "y".into())));
+        let lm_eval =
+            json!({"doc_id": 3, "doc": {"id": "ab12"}, "resps": [["r"]], "filtered_resps": ["f"]});
+        assert_eq!(
+            parse_prediction(&lm_eval),
+            Some(("ab12".into(), "f".into()))
+        );
+        assert_eq!(parse_prediction(&json!({"prediction": "x"})), None);
+        assert_eq!(parse_prediction(&json!({"id": "a"})), None);
+    }
+}
