@@ -24,7 +24,7 @@ pub enum Command {
     Sort(Box<SortArgs>),
     /// Arithmetic at any number of digits; or a sum of numbers hidden in text.
     Arith(Box<ArithArgs>),
-    /// bAbI reasoning stories (qa1-qa13), simulated afresh, hidden in text of any length.
+    /// bAbI reasoning stories (qa1-qa20), simulated afresh, hidden in text of any length.
     Babilong(Box<BabilongArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
@@ -223,7 +223,7 @@ pub struct ArithArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct BabilongArgs {
-    /// bAbI tasks, one config each: qa1,qa2,... (qa1-qa13), or all.
+    /// bAbI tasks, one config each: qa1,qa2,... (qa1-qa20), or all.
     #[arg(long, default_value = "qa1")]
     pub task: String,
     /// babi (bAbI's six places, three objects, four actors) or fresh (new names per instance).

@@ -275,7 +275,7 @@ pub fn babilong_options(a: &BabilongArgs) -> Result<TaskOptions> {
             .filter(|n| (1..=20).contains(n))
             .ok_or_else(|| {
                 usage(format!(
-                    "invalid --task '{t}': expected qa1 to qa13 (comma-separated) or all"
+                    "invalid --task '{t}': expected qa1 to qa20 (comma-separated) or all"
                 ))
             })?;
         tasks.push(qa);

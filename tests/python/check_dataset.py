@@ -80,13 +80,14 @@ def needle_checks(row):
             for i in params["rendered_order"]
         ]
     if row["task"] == "babilong":
-        # A fact names its actor (or refers back by pronoun) and its place or object.
-        facts = params.get("relations") or params["events"]
+        # A fact names its actor (or refers back by pronoun) and its places, objects, kinds.
+        facts = params.get("relations") or params.get("events") or params["statements"]
 
         def words(f):
-            w = [f[k] for k in ("location", "object", "recipient", "of") if k in f]
-            if "actor" in f and not f.get("coref"):
-                w.append(f["actor"])
+            skip = {"kind", "action", "time", "relation", "direction", "coref", "negated"}
+            w = [v for k, v in f.items() if isinstance(v, str) and k not in skip]
+            if f.get("coref"):
+                w = [v for k, v in f.items() if isinstance(v, str) and k not in skip | {"actor", "conj"}]
             return w
 
         return [(lambda t, w=words(f): all(x in t.split(".")[0] for x in w)) for f in facts]

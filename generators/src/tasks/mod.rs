@@ -24,7 +24,7 @@ pub const TASKS: &[(&str, &str)] = &[
     ("sort", "sort N numbers or words (or labels by value), optionally hidden in a haystack"),
     (
         "babilong",
-        "bAbI reasoning stories (qa1-qa13) simulated afresh and hidden in text of any length (BABILong)",
+        "bAbI reasoning stories (qa1-qa20) simulated afresh and hidden in text of any length (BABILong)",
     ),
     ("arith", "add, subtract or multiply at any digit count and layout; or sum numbers hidden in text"),
 ];

@@ -9,6 +9,7 @@
 //! The story of an instance depends on its sample index alone, not on its length or depth, so
 //! the accuracy curve over length measures length and nothing else.
 
+pub mod puzzles;
 pub mod world;
 
 use serde_json::{json, Value};
@@ -43,8 +44,10 @@ pub const CLASSIC_GIVERS: [(&str, bool); 4] = [
     ("Jeff", true),
     ("Mary", false),
 ];
-/// The tasks built so far, in bAbI's numbering.
-pub const TASKS: [u8; 13] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
+/// The tasks, in bAbI's numbering.
+pub const TASKS: [u8; 20] = [
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+];
 /// Longest story `--facts` may ask for.
 pub const MAX_FACTS: u32 = 5000;
 /// Answer budget: one word or a short list.
@@ -90,6 +93,10 @@ pub struct Story {
     pub events: Vec<Event>,
     /// qa4's facts: (place, direction, of place).
     pub relations: Vec<(usize, usize, usize)>,
+    /// qa14-qa20: the facts as data, under their `params` key.
+    pub data: Vec<(String, Value)>,
+    /// qa14-qa20: the closed answer set, when it is not the task's usual one.
+    pub labels: Option<Vec<String>>,
     /// The fact sentences, in story order.
     pub facts: Vec<String>,
     /// The question as data.
@@ -155,7 +162,7 @@ impl Babilong {
     ) -> Result<Self, GenError> {
         if !TASKS.contains(&qa) {
             return Err(GenError::BadParams(format!(
-                "invalid --task qa{qa}: expected qa1 to qa{} (qa14-qa20 are not built yet)",
+                "invalid --task qa{qa}: expected qa1 to qa{}",
                 TASKS.len()
             )));
         }
@@ -171,10 +178,10 @@ impl Babilong {
         let min = Self::min_facts(qa);
         let facts = match facts {
             None => default_facts(qa),
-            Some(_) if qa == 4 => {
-                return Err(GenError::BadParams(
-                    "--facts does not apply to qa4: its stories are two relations".into(),
-                ))
+            Some(_) if qa == 4 || qa >= 14 => {
+                return Err(GenError::BadParams(format!(
+                    "--facts does not apply to qa{qa}: its stories have a fixed shape (--facts sizes qa1-qa3 and qa5-qa13)"
+                )))
             }
             Some((a, b)) if a < min || b < a || b > MAX_FACTS => {
                 return Err(GenError::BadParams(format!(
@@ -249,6 +256,11 @@ impl Babilong {
 
     fn instruction(&self) -> &'static str {
         match self.qa {
+            15 => "Answer with one word: an animal.",
+            16 => "Answer with one word: a colour.",
+            17 | 18 => "Answer yes or no.",
+            19 => "Answer with the two directions, n, s, e or w, separated by a comma, like n,e.",
+            20 => "Answer with one word.",
             5 => "Answer with one word: a name or an object.",
             6 | 9 => "Answer yes or no.",
             10 => "Answer yes, no or maybe.",
@@ -324,8 +336,23 @@ impl Babilong {
             places: vocab.places.len(),
             objects: vocab.objects.len(),
         };
-        if self.qa == 4 {
-            return Ok(self.relations_story(vocab, &mut rng));
+        let names = puzzles::Names {
+            fresh: self.vocab == VocabKind::Fresh,
+            vocab: &vocab,
+        };
+        let puzzle = match self.qa {
+            4 => Some(self.relations_story(vocab.clone(), &mut rng)),
+            14 => Some(puzzles::time_reasoning(&names, &mut rng)),
+            15 => Some(puzzles::deduction(&names, &mut rng)),
+            16 => Some(puzzles::induction(&names, &mut rng)),
+            17 => Some(puzzles::positions(&names, &mut rng)),
+            18 => Some(puzzles::sizes(&names, &mut rng)),
+            19 => Some(puzzles::path_finding(&names, &mut rng)),
+            20 => Some(puzzles::motivations(&names, &mut rng)),
+            _ => None,
+        };
+        if let Some(story) = puzzle {
+            return Ok(story);
         }
         // Grow the story to n facts, then until a question can be asked about it.
         let mut world = World::new(sizes, &mut rng);
@@ -342,6 +369,8 @@ impl Babilong {
                         vocab,
                         events: world.events,
                         relations: Vec::new(),
+                        data: Vec::new(),
+                        labels: None,
                         facts,
                         query: asked.query,
                         question: asked.question,
@@ -741,6 +770,8 @@ impl Babilong {
             vocab,
             events: Vec::new(),
             relations,
+            data: Vec::new(),
+            labels: None,
             facts,
             query,
             question,
@@ -1004,6 +1035,10 @@ impl Task for Babilong {
                 .iter()
                 .map(|&(a, d, b)| json!({"location": story.vocab.places[a], "direction": DIRECTIONS[d], "of": story.vocab.places[b]}))
                 .collect::<Vec<_>>());
+        } else if !story.data.is_empty() {
+            for (key, value) in &story.data {
+                params[key.as_str()] = value.clone();
+            }
         } else {
             params["events"] = json!(events_json(&story));
         }
@@ -1022,7 +1057,10 @@ impl Task for Babilong {
             answer_prefix: "Answer:".into(),
             target,
             answers: story.answers.clone(),
-            labels: self.labels(&story.vocab),
+            labels: story
+                .labels
+                .clone()
+                .unwrap_or_else(|| self.labels(&story.vocab)),
             metric: Metric::Label,
             max_new_tokens: MAX_NEW_TOKENS,
             target_length: cell.length,
