@@ -824,7 +824,20 @@ enum Known {
     Either(usize, usize),
 }
 
-/// The sentence for fact `i` of `events`.
+/// Our sentence forms for the four actions (several verbs each, picked by a fact's `form`).
+const MOVE_VERBS: [&str; 6] = [
+    "went to",
+    "walked to",
+    "travelled to",
+    "headed to",
+    "moved to",
+    "hurried to",
+];
+const GET_VERBS: [&str; 4] = ["picked up", "took", "grabbed", "got hold of"];
+const DROP_VERBS: [&str; 4] = ["put down", "dropped", "set down", "discarded"];
+const GIVE_VERBS: [&str; 3] = ["gave", "handed", "passed"];
+
+/// The sentence of one fact.
 fn render_event(e: &Event, vocab: &Vocab) -> String {
     let name = |a: usize| vocab.actors[a].0.as_str();
     let place = |p: Option<usize>| vocab.places[p.unwrap_or_default()].as_str();
@@ -860,43 +873,15 @@ fn render_event(e: &Event, vocab: &Vocab) -> String {
                 _ => format!("is in the {a} or else in the {b}"),
             }
         }
-        Action::Move => {
-            let p = place(e.location);
-            match f % 6 {
-                0 => format!("went to the {p}"),
-                1 => format!("walked to the {p}"),
-                2 => format!("travelled to the {p}"),
-                3 => format!("headed to the {p}"),
-                4 => format!("moved to the {p}"),
-                _ => format!("hurried to the {p}"),
-            }
-        }
-        Action::Get => {
-            let o = object(e.object);
-            match f % 4 {
-                0 => format!("picked up the {o}"),
-                1 => format!("took the {o}"),
-                2 => format!("grabbed the {o}"),
-                _ => format!("got hold of the {o}"),
-            }
-        }
-        Action::Drop => {
-            let o = object(e.object);
-            match f % 4 {
-                0 => format!("put down the {o}"),
-                1 => format!("dropped the {o}"),
-                2 => format!("set down the {o}"),
-                _ => format!("discarded the {o}"),
-            }
-        }
-        Action::Give => {
-            let (o, r) = (object(e.object), name(e.recipient.unwrap_or_default()));
-            match f % 3 {
-                0 => format!("gave the {o} to {r}"),
-                1 => format!("handed the {o} to {r}"),
-                _ => format!("passed the {o} to {r}"),
-            }
-        }
+        Action::Move => format!("{} the {}", MOVE_VERBS[f % 6], place(e.location)),
+        Action::Get => format!("{} the {}", GET_VERBS[f % 4], object(e.object)),
+        Action::Drop => format!("{} the {}", DROP_VERBS[f % 4], object(e.object)),
+        Action::Give => format!(
+            "{} the {} to {}",
+            GIVE_VERBS[f % 3],
+            object(e.object),
+            name(e.recipient.unwrap_or_default())
+        ),
     };
     format!("{subject} {predicate}.")
 }
