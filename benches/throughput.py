@@ -1,9 +1,9 @@
 """End-to-end throughput of `gen` (Parquet written): tokens per second and peak memory.
 
-    cargo build --release && python3 benches/throughput.py [--quick]
+    cargo build --release && python3 benches/throughput.py [--quick] [--task niah|babilong|needlechain|sort|arith]
 
 For each length (4k, 32k, 128k, 1m) and thread count (1 and all cores) it generates about
-TOKENS tokens of `niah` and reports tokens/s (sum of the rows' measured lengths over wall time),
+TOKENS tokens of the task (default `niah`) and reports tokens/s (sum of the rows' measured lengths over wall time),
 MB/s of prompt text, and the peak resident memory of the gen process. As a yardstick it also
 times `zstd -3` compressing the same prompt text. This is a benchmark, not a test: nothing fails
 on speed.
@@ -21,6 +21,15 @@ GEN = os.path.join(ROOT, "target", "release", "gen")
 QUICK = "--quick" in sys.argv
 TOKENS = 4_000_000 if QUICK else 16_000_000
 LENGTHS = [("4k", 4096), ("32k", 32768), ("128k", 131072), ("1m", 1048576)]
+# The command of each task benchmarked at a length target.
+TASKS = {
+    "niah": ["niah"],
+    "babilong": ["babilong", "--task", "qa2"],
+    "needlechain": ["needlechain", "--order", "shuffled"],
+    "sort": ["sort"],
+    "arith": ["arith", "--op", "sum", "--count", "20"],
+}
+TASK = sys.argv[sys.argv.index("--task") + 1] if "--task" in sys.argv else "niah"
 
 
 # A tiny launcher process starts gen and reports its peak RSS: a child forked from this (large)
@@ -70,14 +79,16 @@ def main():
     if not os.path.exists(GEN):
         sys.exit("build first: cargo build --release")
     cores = os.cpu_count() or 1
-    print(f"gen niah, generated haystack, o200k, zstd Parquet; {cores} cores; ~{TOKENS/1e6:.0f}M tokens per run")
+    if TASK not in TASKS:
+        sys.exit(f"unknown --task {TASK}: expected one of {', '.join(TASKS)}")
+    print(f"gen {' '.join(TASKS[TASK])}, o200k, zstd Parquet; {cores} cores; ~{TOKENS/1e6:.0f}M tokens per run")
     print(f"{'length':>6} {'threads':>7} {'rows':>6} {'seconds':>8} {'tokens/s':>12} {'MB/s':>7} {'peak MiB':>9} {'zstd -3 MB/s':>13}")
     for name, length in LENGTHS:
         samples = max(1, TOKENS // length)
         for threads in sorted({1, cores}):
             out = tempfile.mkdtemp(prefix="nw-bench-")
             shutil.rmtree(out)
-            args = ["niah", "--len", name, "--samples", str(samples), "--seed", "1", "--threads", str(threads), "-q", "--out", out]
+            args = TASKS[TASK] + ["--len", name, "--samples", str(samples), "--seed", "1", "--threads", str(threads), "-q", "--out", out]
             seconds, peak = run(args)
             data, tokens = prompt_bytes_and_tokens(out)
             z = zstd_seconds(data) if shutil.which("zstd") else float("nan")
@@ -89,7 +100,7 @@ def main():
     for samples in (8192, 16384):
         out = tempfile.mkdtemp(prefix="nw-bench-")
         shutil.rmtree(out)
-        _, peak = run(["niah", "--len", "4k", "--samples", str(samples), "-q", "--out", out])
+        _, peak = run(TASKS[TASK] + ["--len", "4k", "--samples", str(samples), "-q", "--out", out])
         print(f"4k x {samples:>5} samples: peak {peak:.0f} MiB")
         shutil.rmtree(out)
 
