@@ -33,6 +33,21 @@ struct ConfigInfo {
     max_new_tokens: u32,
 }
 
+impl ConfigInfo {
+    /// The split a harness evaluates: `test` when the config has one (posgen `--split both`
+    /// also has `train`), else its only split.
+    fn eval_split(&self) -> String {
+        if self.splits.iter().any(|s| s == "test") {
+            "test".into()
+        } else {
+            self.splits
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "test".into())
+        }
+    }
+}
+
 fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
     let mut out = Vec::new();
     for name in &m.configs {
@@ -108,11 +123,7 @@ fn lm_eval(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf
     let mut tasks = Vec::new();
     for info in infos {
         let task = format!("needlework_{}", info.name);
-        let split = info
-            .splits
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "test".into());
+        let split = info.eval_split();
         let mut data_files = String::new();
         for s in &info.splits {
             let pattern = dir.join(&info.name).join(format!("{s}-*.parquet"));
@@ -169,11 +180,7 @@ fn inspect(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf
     std::fs::create_dir_all(&out)?;
     let mut tasks = String::new();
     for info in infos {
-        let split = info
-            .splits
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "test".into());
+        let split = info.eval_split();
         tasks.push_str(&format!(
             "\n\n@task\ndef {name}():\n    \"\"\"The `{name}` config ({split} split).\"\"\"\n    return needlework_task(\"{name}\", \"{split}\", {max})\n",
             name = info.name,
