@@ -123,7 +123,7 @@ pub fn to_batch(rows: &[Row], canary: &str) -> Result<RecordBatch> {
     RecordBatch::try_new(schema(), columns).context("building a record batch")
 }
 
-fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
+pub(crate) fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
     batch
         .column_by_name(name)
         .ok_or_else(|| anyhow!("column '{name}' is missing"))?
@@ -132,7 +132,7 @@ fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
         .ok_or_else(|| anyhow!("column '{name}' has the wrong type"))
 }
 
-fn list_item<T: 'static + Clone>(list: &ListArray, i: usize, name: &str) -> Result<T> {
+pub(crate) fn list_item<T: 'static + Clone>(list: &ListArray, i: usize, name: &str) -> Result<T> {
     list.value(i)
         .as_any()
         .downcast_ref::<T>()
@@ -140,7 +140,7 @@ fn list_item<T: 'static + Clone>(list: &ListArray, i: usize, name: &str) -> Resu
         .ok_or_else(|| anyhow!("column '{name}' has the wrong item type"))
 }
 
-fn parse_metric(s: &str) -> Result<Metric> {
+pub(crate) fn parse_metric(s: &str) -> Result<Metric> {
     Ok(match s {
         "all" => Metric::All,
         "any" => Metric::Any,

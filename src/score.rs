@@ -7,15 +7,17 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use arrow::array::{Array, Float64Array, Int64Array, ListArray, StringArray};
 use needlework_generators::scoring::{is_correct, Gold};
 use needlework_generators::Metric;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::heatmap;
 use crate::manifest::Manifest;
-use crate::schema::from_batch;
+use crate::schema::{column, list_item, parse_metric};
 use crate::usage;
 
 /// What scoring needs of one dataset row.
@@ -86,30 +88,61 @@ pub struct Scores {
     pub unknown: Vec<String>,
 }
 
+/// The columns scoring reads: never `input`, which can hold millions of bytes per row.
+const GOLD_COLUMNS: [&str; 9] = [
+    "id",
+    "question",
+    "answer_prefix",
+    "target",
+    "answers",
+    "labels",
+    "metric",
+    "target_length",
+    "depth_percent",
+];
+
 /// Read every row's gold fields, keyed by id.
 fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
     let mut out = BTreeMap::new();
     for f in &m.files {
         let path = dir.join(&f.path);
-        let reader = ParquetRecordBatchReaderBuilder::try_new(
+        let builder = ParquetRecordBatchReaderBuilder::try_new(
             File::open(&path).with_context(|| format!("cannot open {}", path.display()))?,
-        )?
-        .build()?;
-        for batch in reader {
-            for s in from_batch(&batch?)? {
-                let i = s.row.instance;
+        )?;
+        let mask = ProjectionMask::columns(builder.parquet_schema(), GOLD_COLUMNS);
+        for batch in builder.with_projection(mask).build()? {
+            let b = batch?;
+            let s = |n: &str| column::<StringArray>(&b, n);
+            let (id, question, prefix, target, metric) = (
+                s("id")?,
+                s("question")?,
+                s("answer_prefix")?,
+                s("target")?,
+                s("metric")?,
+            );
+            let answers = column::<ListArray>(&b, "answers")?;
+            let labels = column::<ListArray>(&b, "labels")?;
+            let length = column::<Int64Array>(&b, "target_length")?;
+            let depth = column::<Float64Array>(&b, "depth_percent")?;
+            let strings = |l: &ListArray, i: usize, n: &str| -> Result<Vec<String>> {
+                let a = list_item::<StringArray>(l, i, n)?;
+                Ok(a.iter()
+                    .map(|x| x.unwrap_or_default().to_string())
+                    .collect())
+            };
+            for i in 0..b.num_rows() {
                 out.insert(
-                    s.row.id,
+                    id.value(i).to_string(),
                     GoldRow {
                         config: f.config.clone(),
-                        length: i.target_length,
-                        depth: i.depth_percent,
-                        metric: i.metric,
-                        target: i.target,
-                        answers: i.answers,
-                        labels: i.labels,
-                        question: i.question,
-                        answer_prefix: i.answer_prefix,
+                        length: length.value(i).max(0) as u64,
+                        depth: (!depth.is_null(i)).then(|| depth.value(i)),
+                        metric: parse_metric(metric.value(i))?,
+                        target: target.value(i).to_string(),
+                        answers: strings(answers, i, "answers")?,
+                        labels: strings(labels, i, "labels")?,
+                        question: question.value(i).to_string(),
+                        answer_prefix: prefix.value(i).to_string(),
                     },
                 );
             }
