@@ -26,16 +26,22 @@ fn write(path: &Path, lines: &[Value]) {
     std::fs::write(path, text).unwrap();
 }
 
-fn scores(dir: &Path, preds: &Path, out: &Path) -> Value {
-    gen_ok(&[
+/// Run `gen score` (warnings on stderr kept).
+fn score(dir: &Path, preds: &Path, out: &Path) -> std::process::Output {
+    gen(&[
         "score",
         dir.to_str().unwrap(),
         "--predictions",
         preds.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-        "-q",
-    ]);
+    ])
+}
+
+/// Run `gen score`, which must succeed, and read `scores.json`.
+fn scores(dir: &Path, preds: &Path, out: &Path) -> Value {
+    let o = score(dir, preds, out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_str(&std::fs::read_to_string(out.join("scores.json")).unwrap()).unwrap()
 }
 
@@ -176,14 +182,7 @@ fn missing_unknown_and_bad_predictions() {
     let p = t.path().join("p.jsonl");
     write(&p, &lines);
     let out = t.path().join("s");
-    let o = gen(&[
-        "score",
-        dir.to_str().unwrap(),
-        "--predictions",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = score(&dir, &p, &out);
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -220,14 +219,7 @@ fn missing_unknown_and_bad_predictions() {
         "{\"id\":\"a\",\"prediction\":\"1\"}\n{\"id\":\"a\",\"prediction\":\"2\"}\n",
     ] {
         std::fs::write(&p, bad).unwrap();
-        let o = gen(&[
-            "score",
-            dir.to_str().unwrap(),
-            "--predictions",
-            p.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let o = score(&dir, &p, &out);
         assert_eq!(o.status.code(), Some(2), "{bad}");
         assert_eq!(
             String::from_utf8_lossy(&o.stderr)

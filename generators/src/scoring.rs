@@ -27,20 +27,6 @@ pub struct Gold<'a> {
     pub answer_prefix: &'a str,
 }
 
-impl Metric {
-    /// Parse a metric name as stored in rows.
-    pub fn parse(s: &str) -> Option<Metric> {
-        Some(match s {
-            "all" => Metric::All,
-            "any" => Metric::Any,
-            "exact" => Metric::Exact,
-            "set" => Metric::Set,
-            "label" => Metric::Label,
-            _ => return None,
-        })
-    }
-}
-
 /// Whether `prediction` is right for `gold`.
 pub fn is_correct(gold: &Gold<'_>, prediction: &str) -> bool {
     let pred = prediction.to_lowercase();

@@ -503,13 +503,7 @@ impl Babilong {
         let objects = world.holder.len();
         match self.qa {
             1 | 11 | 12 | 13 => {
-                let moved: Vec<usize> = (0..actors)
-                    .filter(|&a| world.last_move[a].is_some())
-                    .collect();
-                if moved.is_empty() {
-                    return None;
-                }
-                let a = *rng.choose(&moved);
+                let a = world.random_moved_actor(rng)?;
                 let last = world.last_move[a]?;
                 let mut supporting = vec![last];
                 if world.events[last].coref && last > 0 {
@@ -627,13 +621,7 @@ impl Babilong {
                 })
             }
             6 => {
-                let moved: Vec<usize> = (0..actors)
-                    .filter(|&a| world.last_move[a].is_some())
-                    .collect();
-                if moved.is_empty() {
-                    return None;
-                }
-                let a = *rng.choose(&moved);
+                let a = world.random_moved_actor(rng)?;
                 let at = world.actor_at[a]?;
                 let yes = rng.chance(1, 2);
                 let p = if yes {

@@ -69,11 +69,6 @@ impl Event {
             form: 0,
         }
     }
-
-    /// Whether the fact concerns `actor` as its subject.
-    pub fn moves(&self, actor: usize) -> bool {
-        self.action == Action::Move && (self.actor == actor || self.conj == Some(actor))
-    }
 }
 
 /// Sizes of the world.
@@ -316,6 +311,14 @@ impl World {
         e.location = Some(self.other_place(self.actor_at[a], rng));
         e.form = form;
         e
+    }
+
+    /// One of the actors the story has moved, if any: whom "where is" questions may ask about.
+    pub fn random_moved_actor(&self, rng: &mut Rng) -> Option<usize> {
+        let moved: Vec<usize> = (0..self.last_move.len())
+            .filter(|&a| self.last_move[a].is_some())
+            .collect();
+        (!moved.is_empty()).then(|| *rng.choose(&moved))
     }
 
     /// Number of places.
