@@ -6,37 +6,37 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
     (
         "niah",
         "default",
-        include_str!("../../templates/niah/default.j2"),
+        include_str!("../templates/niah/default.j2"),
     ),
     (
         "niah",
         "plain",
-        include_str!("../../templates/niah/plain.j2"),
+        include_str!("../templates/niah/plain.j2"),
     ),
     (
         "needlechain",
         "default",
-        include_str!("../../templates/needlechain/default.j2"),
+        include_str!("../templates/needlechain/default.j2"),
     ),
     (
         "posgen",
         "default",
-        include_str!("../../templates/posgen/default.j2"),
+        include_str!("../templates/posgen/default.j2"),
     ),
     (
         "sort",
         "default",
-        include_str!("../../templates/sort/default.j2"),
+        include_str!("../templates/sort/default.j2"),
     ),
     (
         "babilong",
         "default",
-        include_str!("../../templates/babilong/default.j2"),
+        include_str!("../templates/babilong/default.j2"),
     ),
     (
         "arith",
         "default",
-        include_str!("../../templates/arith/default.j2"),
+        include_str!("../templates/arith/default.j2"),
     ),
 ];
 

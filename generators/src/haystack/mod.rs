@@ -22,7 +22,7 @@ pub const SPACE: &str = " ";
 /// Separator before the first sentence of a paragraph.
 pub const PARAGRAPH: &str = "\n\n";
 
-const NOISE: &str = include_str!("../../../haystacks/noise.txt");
+const NOISE: &str = include_str!("../../haystacks/noise.txt");
 /// Generated units are made and counted in batches: one tokenizer pass over their joined text
 /// gives each unit's tokens as they fall in context. Batches start small and double up to this
 /// size, so a short instance does not generate much more text than it uses.

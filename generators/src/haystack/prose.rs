@@ -8,23 +8,23 @@ use std::collections::BTreeMap;
 
 use crate::rng::Rng;
 
-const GRAMMAR: &str = include_str!("../../../haystacks/prose.grammar");
+const GRAMMAR: &str = include_str!("../../haystacks/prose.grammar");
 const WORD_LISTS: &[(&str, &str)] = &[
-    ("noun", include_str!("../../../haystacks/words/noun.txt")),
+    ("noun", include_str!("../../haystacks/words/noun.txt")),
     (
         "people",
-        include_str!("../../../haystacks/words/people.txt"),
+        include_str!("../../haystacks/words/people.txt"),
     ),
     (
         "adjective",
-        include_str!("../../../haystacks/words/adjective.txt"),
+        include_str!("../../haystacks/words/adjective.txt"),
     ),
     (
         "adverb",
-        include_str!("../../../haystacks/words/adverb.txt"),
+        include_str!("../../haystacks/words/adverb.txt"),
     ),
-    ("mass", include_str!("../../../haystacks/words/mass.txt")),
-    ("verb", include_str!("../../../haystacks/words/verb.txt")),
+    ("mass", include_str!("../../haystacks/words/mass.txt")),
+    ("verb", include_str!("../../haystacks/words/verb.txt")),
 ];
 
 /// Sentences per paragraph, inclusive.

@@ -16,8 +16,8 @@ use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
 
-const FIRST_NAMES: &str = include_str!("../../../haystacks/vocab/first_names.txt");
-const SURNAMES: &str = include_str!("../../../haystacks/vocab/surnames.txt");
+const FIRST_NAMES: &str = include_str!("../../haystacks/vocab/first_names.txt");
+const SURNAMES: &str = include_str!("../../haystacks/vocab/surnames.txt");
 
 /// Answer budget: the answer is one number or one name.
 pub const MAX_NEW_TOKENS: u32 = 32;

@@ -14,8 +14,8 @@ use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
 
-const KEY_ADJECTIVES: &str = include_str!("../../../haystacks/vocab/key_adjectives.txt");
-const KEY_NOUNS: &str = include_str!("../../../haystacks/vocab/key_nouns.txt");
+const KEY_ADJECTIVES: &str = include_str!("../../haystacks/vocab/key_adjectives.txt");
+const KEY_NOUNS: &str = include_str!("../../haystacks/vocab/key_nouns.txt");
 
 /// RULER's answer budget for NIAH.
 pub const MAX_NEW_TOKENS: u32 = 128;

@@ -14,9 +14,9 @@ use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
 
 const WORDS: &[&str] = &[
-    include_str!("../../../haystacks/words/noun.txt"),
-    include_str!("../../../haystacks/vocab/key_nouns.txt"),
-    include_str!("../../../haystacks/vocab/key_adjectives.txt"),
+    include_str!("../../haystacks/words/noun.txt"),
+    include_str!("../../haystacks/vocab/key_nouns.txt"),
+    include_str!("../../haystacks/vocab/key_adjectives.txt"),
 ];
 
 /// Most items `--len` may pick.

@@ -20,9 +20,9 @@ use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
 use world::{Action, Event, Mix, Sizes, World};
 
-const FRESH_ACTORS: &str = include_str!("../../../../haystacks/vocab/babilong_actors.txt");
-const FRESH_PLACES: &str = include_str!("../../../../haystacks/vocab/babilong_rooms.txt");
-const FRESH_OBJECTS: &str = include_str!("../../../../haystacks/vocab/babilong_objects.txt");
+const FRESH_ACTORS: &str = include_str!("../../../haystacks/vocab/babilong_actors.txt");
+const FRESH_PLACES: &str = include_str!("../../../haystacks/vocab/babilong_rooms.txt");
+const FRESH_OBJECTS: &str = include_str!("../../../haystacks/vocab/babilong_objects.txt");
 
 /// bAbI's places.
 pub const CLASSIC_PLACES: [&str; 6] = [
