@@ -42,6 +42,9 @@ pub enum GenError {
         /// Tokens the fixed text needs.
         needed: usize,
     },
+    /// A parameter value the task refuses.
+    #[error(transparent)]
+    Param(#[from] ParamError),
     /// A user corpus that cannot serve as a haystack.
     #[error("{0}")]
     BadCorpus(String),
@@ -51,6 +54,30 @@ pub enum GenError {
     /// A bug: an invariant of this crate was broken.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// A task parameter the core refuses, named as the parameter structs spell it (`key_type`), so
+/// each front end (command-line flags, suite files) can word it in its own terms.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid {param} '{value}': expected {expected}")]
+pub struct ParamError {
+    /// The parameter's field name in its task's parameter struct.
+    pub param: &'static str,
+    /// The refused value, as the user would write it.
+    pub value: String,
+    /// What is accepted, in words (may name other parameters by their field names).
+    pub expected: String,
+}
+
+impl ParamError {
+    /// Refuse `value` for `param`.
+    pub fn new(param: &'static str, value: impl ToString, expected: impl Into<String>) -> Self {
+        ParamError {
+            param,
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
 }
 
 /// How a harness should score a row.
