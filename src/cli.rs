@@ -1,8 +1,15 @@
-//! Command-line definitions (clap). Parsing only; [`crate::config`] validates.
+//! Command-line definitions (clap). Parsing only: closed choices parse into the core's typed
+//! enums here, and [`crate::options`] turns each task's arguments into its parameter struct.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use needlework_generators::tasks::arith::{Carries, Layout, Op};
+use needlework_generators::tasks::babilong::params::Vocabulary;
+use needlework_generators::tasks::needlechain::{Kind, Order, Question};
+use needlework_generators::tasks::niah::{ItemType, NiahVariant, Spread};
+use needlework_generators::tasks::posgen::{Operation, Variant};
+use needlework_generators::tasks::sort::SortOutput;
 
 /// Synthetic long-context benchmark data at exact token lengths, deterministically.
 #[derive(Debug, Parser)]
@@ -99,7 +106,7 @@ pub struct CommonArgs {
 pub struct NiahArgs {
     /// single, multikey, multivalue, multiquery or none.
     #[arg(long, default_value = "single")]
-    pub variant: String,
+    pub variant: NiahVariant,
     /// Keys inserted (needles per value).
     #[arg(long)]
     pub keys: Option<u32>,
@@ -111,16 +118,16 @@ pub struct NiahArgs {
     pub queries: Option<u32>,
     /// words, numbers or uuids.
     #[arg(long, default_value = "words")]
-    pub key_type: String,
+    pub key_type: ItemType,
     /// numbers, words or uuids.
     #[arg(long, default_value = "numbers")]
-    pub value_type: String,
+    pub value_type: ItemType,
     /// Ask about a key that is not in the text (answer: none).
     #[arg(long)]
     pub absent: bool,
     /// Where needles after the first go: random or even.
     #[arg(long, default_value = "random")]
-    pub spread: String,
+    pub spread: Spread,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -129,13 +136,13 @@ pub struct NiahArgs {
 pub struct NeedlechainArgs {
     /// salary (NeedleChain) or kinship (Ancestral Trace).
     #[arg(long, default_value = "salary")]
-    pub kind: String,
+    pub kind: Kind,
     /// forward, backward, shuffled or parallel (salary only).
     #[arg(long, default_value = "forward")]
-    pub order: String,
+    pub order: Order,
     /// salary: single or total; kinship: eldest, ancestor or distance.
     #[arg(long)]
-    pub question: Option<String>,
+    pub question: Option<Question>,
     /// Exact number of facts (default: the largest chain that fits --len).
     #[arg(long)]
     pub chain: Option<u32>,
@@ -147,7 +154,7 @@ pub struct NeedlechainArgs {
 pub struct PosgenArgs {
     /// recursive, cot or semi-recursive.
     #[arg(long, default_value = "recursive")]
-    pub variant: String,
+    pub variant: Variant,
     /// Tokens are integers modulo this.
     #[arg(long, default_value_t = 17)]
     pub modulus: u64,
@@ -159,7 +166,7 @@ pub struct PosgenArgs {
     pub far: usize,
     /// The operation combining the inputs (add: modular addition).
     #[arg(long, default_value = "add")]
-    pub op: String,
+    pub op: Operation,
     /// Positions of a training sequence.
     #[arg(long, default_value_t = 64)]
     pub train_len: usize,
@@ -195,7 +202,7 @@ pub struct SortArgs {
     pub descending: bool,
     /// values, or keys (labels ordered by their values: K:25,L:7,M:319 -> L,K,M).
     #[arg(long, default_value = "values")]
-    pub output: String,
+    pub output: SortOutput,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -204,16 +211,16 @@ pub struct SortArgs {
 pub struct ArithArgs {
     /// add, sub, mul, or sum (numbers hidden in a haystack).
     #[arg(long, default_value = "add")]
-    pub op: String,
+    pub op: Op,
     /// Digits per operand, like 40 or 1..40 (the count is drawn first, then the digits).
     #[arg(long, default_value = "1..10")]
     pub digits: String,
     /// any, none or max (add and sub).
     #[arg(long, default_value = "any")]
-    pub carries: String,
+    pub carries: Carries,
     /// plain, reversed, reversed-answer, padded or hints.
     #[arg(long, default_value = "plain")]
-    pub layout: String,
+    pub layout: Layout,
     /// How many numbers --op sum hides.
     #[arg(long)]
     pub count: Option<usize>,
@@ -228,7 +235,7 @@ pub struct BabilongArgs {
     pub task: String,
     /// babi (bAbI's six places, three objects, four actors) or fresh (new names per instance).
     #[arg(long, default_value = "babi")]
-    pub vocab: String,
+    pub vocab: Vocabulary,
     /// Story size in facts, like 20 or 10..50 (default: bAbI's sizes per task).
     #[arg(long)]
     pub facts: Option<String>,

@@ -9,9 +9,10 @@ use needlework_generators::{canonical_json, Cell, Run, Task};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::config::{Job, Recipe};
 use crate::manifest::{card, Manifest, FORMAT};
+use crate::prepare::Job;
 use crate::progress::Progress;
+use crate::recipe::Recipe;
 use crate::schema::Row;
 use crate::writer::{ShardWriter, Staging};
 

@@ -4,16 +4,19 @@
 //! input exits 2 with one line, runtime failures exit 1, and no partial dataset is ever left.
 
 mod cli;
-mod config;
 mod corpus;
 mod export;
 mod generate;
 mod heatmap;
 mod inspect;
 mod manifest;
+mod options;
+mod prepare;
 mod progress;
+mod recipe;
 mod schema;
 mod score;
+mod spec;
 mod verify;
 mod writer;
 
@@ -89,18 +92,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .chain(std::env::args().skip(1))
         .collect();
     match cli.command {
-        Command::Niah(args) => generate_task(config::niah_options(&args)?, &args.common, command),
+        Command::Niah(args) => generate_task(options::niah(&args)?, &args.common, command),
         Command::Needlechain(args) => {
-            generate_task(config::needlechain_options(&args)?, &args.common, command)
+            generate_task(options::needlechain(&args)?, &args.common, command)
         }
-        Command::Posgen(args) => {
-            generate_task(config::posgen_options(&args)?, &args.common, command)
-        }
-        Command::Sort(args) => generate_task(config::sort_options(&args)?, &args.common, command),
-        Command::Arith(args) => generate_task(config::arith_options(&args)?, &args.common, command),
-        Command::Babilong(args) => {
-            generate_task(config::babilong_options(&args)?, &args.common, command)
-        }
+        Command::Posgen(args) => generate_task(options::posgen(&args)?, &args.common, command),
+        Command::Sort(args) => generate_task(options::sort(&args)?, &args.common, command),
+        Command::Arith(args) => generate_task(options::arith(&args)?, &args.common, command),
+        Command::Babilong(args) => generate_task(options::babilong(&args)?, &args.common, command),
         Command::Verify(args) => {
             if !args.dir.join("manifest.json").exists() {
                 return Err(usage(format!(
@@ -149,11 +148,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Validate a generating command into a job, then run it.
 fn generate_task(
-    options: config::TaskOptions,
+    options: needlework_generators::tasks::TaskParams,
     common: &cli::CommonArgs,
     command: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
-    let job = config::build_job(options, common)?;
+    let job = prepare::build_job(options, common)?;
     generate::generate(job, command)?;
     Ok(ExitCode::SUCCESS)
 }

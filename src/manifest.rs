@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::config::Recipe;
+use crate::recipe::Recipe;
 use crate::schema::Row;
 use crate::writer::FileEntry;
 

@@ -10,10 +10,11 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::config::{build_parts, prepare_run};
 use crate::generate::{batch_size, cell_at, make_row};
 use crate::manifest::Manifest;
+use crate::prepare::prepare_run;
 use crate::progress::Progress;
+use crate::recipe::build_parts;
 use crate::schema::from_batch;
 use crate::writer::hash_file;
 
@@ -96,8 +97,7 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
         }
     }
 
-    let threads =
-        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = threads.unwrap_or_else(crate::prepare::default_threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;

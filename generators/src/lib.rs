@@ -4,12 +4,13 @@
 //! shared random state. The `gen` binary is a thin shell around this crate (CLI, Parquet,
 //! manifest, verification). A task is one module implementing [`Task`], plus its template.
 
+#[macro_use]
+pub mod choice;
 pub mod fit;
 pub mod hash;
 pub mod haystack;
 pub mod rng;
 pub mod scoring;
-pub mod spec;
 pub mod tasks;
 pub mod template;
 pub mod templates;

@@ -8,11 +8,7 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "default",
         include_str!("../templates/niah/default.j2"),
     ),
-    (
-        "niah",
-        "plain",
-        include_str!("../templates/niah/plain.j2"),
-    ),
+    ("niah", "plain", include_str!("../templates/niah/plain.j2")),
     (
         "needlechain",
         "default",

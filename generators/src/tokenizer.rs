@@ -5,30 +5,18 @@
 //! Hugging Face `tokenizers` for `tokenizer.json` files (`add_special_tokens=False`, with the
 //! file's truncation and padding switched off so the full text is measured).
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use thiserror::Error;
 
-/// Why a tokenizer could not be set up.
+/// Why a tokenizer could not be set up or used.
 #[derive(Debug, Error)]
 pub enum TokenizerError {
-    /// The name is neither built in nor a path to a file.
-    #[error("unknown tokenizer '{0}': expected o200k, cl100k, gpt2, words, chars, or a path to a tokenizer.json")]
-    Unknown(String),
-    /// The file could not be read.
-    #[error("cannot read tokenizer file '{path}': {source}")]
-    Read {
-        /// The path given.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The file is not a valid Hugging Face tokenizer.
-    #[error("'{path}' is not a valid Hugging Face tokenizer.json: {message}")]
+    /// The bytes are not a valid Hugging Face tokenizer.
+    #[error("'{label}' is not a valid Hugging Face tokenizer.json: {message}")]
     Malformed {
-        /// The path given.
-        path: PathBuf,
+        /// What the bytes were called (usually the file's path).
+        label: String,
         /// What the parser said.
         message: String,
     },
@@ -59,8 +47,6 @@ pub struct HfTokenizer {
     inner: tokenizers::Tokenizer,
     /// xxh3-128 of the file bytes, hex: what provenance records.
     pub file_hash: String,
-    /// The path it was loaded from.
-    pub path: PathBuf,
 }
 
 /// The names accepted by `--tokenizer` besides a path, with a line on each.
@@ -76,53 +62,33 @@ pub const BUILTIN_TOKENIZERS: &[(&str, &str)] = &[
 ];
 
 impl Tokenizer {
-    /// Resolve a `--tokenizer` value: a built-in name or a path to a tokenizer.json.
-    pub fn from_name(name: &str) -> Result<Self, TokenizerError> {
+    /// A built-in tokenizer by name (`o200k`, `cl100k_base`, `gpt2`, `words`, ...); `None` for any
+    /// other name, which the caller may then treat as a tokenizer.json to read.
+    pub fn builtin(name: &str) -> Option<Self> {
         match name {
-            "o200k" | "o200k_base" => Ok(Tokenizer::O200k),
-            "cl100k" | "cl100k_base" => Ok(Tokenizer::Cl100k),
-            "gpt2" | "r50k" | "r50k_base" => Ok(Tokenizer::Gpt2),
-            "words" => Ok(Tokenizer::Words),
-            "chars" => Ok(Tokenizer::Chars),
-            other => {
-                let path = Path::new(other);
-                if path.extension().is_some_and(|e| e == "json") || path.exists() {
-                    Self::from_file(path)
-                } else {
-                    Err(TokenizerError::Unknown(other.to_string()))
-                }
-            }
+            "o200k" | "o200k_base" => Some(Tokenizer::O200k),
+            "cl100k" | "cl100k_base" => Some(Tokenizer::Cl100k),
+            "gpt2" | "r50k" | "r50k_base" => Some(Tokenizer::Gpt2),
+            "words" => Some(Tokenizer::Words),
+            "chars" => Some(Tokenizer::Chars),
+            _ => None,
         }
     }
 
-    /// Load a Hugging Face tokenizer.json, offline.
-    pub fn from_file(path: &Path) -> Result<Self, TokenizerError> {
-        let bytes = std::fs::read(path).map_err(|source| TokenizerError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::from_json_bytes(&bytes, path)
-    }
-
-    /// Build from the bytes of a tokenizer.json (`path` only names it in messages).
-    pub fn from_json_bytes(bytes: &[u8], path: &Path) -> Result<Self, TokenizerError> {
-        let mut inner =
-            tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| TokenizerError::Malformed {
-                path: path.to_path_buf(),
-                message: one_line(&e.to_string()),
-            })?;
-        inner
-            .with_truncation(None)
-            .map_err(|e| TokenizerError::Malformed {
-                path: path.to_path_buf(),
-                message: one_line(&e.to_string()),
-            })?;
+    /// Build from the bytes of a Hugging Face tokenizer.json, offline; `label` (usually the
+    /// file's path) names it in messages. The caller reads the file: the core does no I/O.
+    pub fn from_json_bytes(bytes: &[u8], label: &str) -> Result<Self, TokenizerError> {
+        let malformed = |e: &dyn std::fmt::Display| TokenizerError::Malformed {
+            label: label.to_string(),
+            message: one_line(&e.to_string()),
+        };
+        let mut inner = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| malformed(&e))?;
+        inner.with_truncation(None).map_err(|e| malformed(&e))?;
         inner.with_padding(None);
         let file_hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes));
         Ok(Tokenizer::HuggingFace(Arc::new(HfTokenizer {
             inner,
             file_hash,
-            path: path.to_path_buf(),
         })))
     }
 
@@ -365,11 +331,9 @@ mod tests {
 
     #[test]
     fn unknown_and_malformed_are_errors() {
-        assert!(matches!(
-            Tokenizer::from_name("llama9"),
-            Err(TokenizerError::Unknown(_))
-        ));
-        let err = Tokenizer::from_json_bytes(b"{not json", Path::new("bad.json"))
+        assert!(Tokenizer::builtin("llama9").is_none());
+        assert!(Tokenizer::builtin("cl100k_base").is_some());
+        let err = Tokenizer::from_json_bytes(b"{not json", "bad.json")
             .err()
             .unwrap();
         assert!(err.to_string().contains("bad.json"), "{err}");

@@ -11,18 +11,12 @@ use crate::rng::Rng;
 const GRAMMAR: &str = include_str!("../../haystacks/prose.grammar");
 const WORD_LISTS: &[(&str, &str)] = &[
     ("noun", include_str!("../../haystacks/words/noun.txt")),
-    (
-        "people",
-        include_str!("../../haystacks/words/people.txt"),
-    ),
+    ("people", include_str!("../../haystacks/words/people.txt")),
     (
         "adjective",
         include_str!("../../haystacks/words/adjective.txt"),
     ),
-    (
-        "adverb",
-        include_str!("../../haystacks/words/adverb.txt"),
-    ),
+    ("adverb", include_str!("../../haystacks/words/adverb.txt")),
     ("mass", include_str!("../../haystacks/words/mass.txt")),
     ("verb", include_str!("../../haystacks/words/verb.txt")),
 ];

@@ -6,50 +6,108 @@ use serde_json::json;
 use crate::fit::{fit, render_facts, NeedleSpec};
 use crate::rng::{Rng, Stream};
 use crate::template::{vars, Vars};
-use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+use serde::{Deserialize, Serialize};
 
 /// Most digits per operand.
 pub const MAX_DIGITS: u32 = 10_000;
 /// Numbers hidden in the haystack for `--op sum` without `--count`.
 pub const SUM_COUNT: usize = 10;
 
-/// The operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    /// a + b
-    Add,
-    /// a − b with a ≥ b
-    Sub,
-    /// a × b
-    Mul,
-    /// The sum of numbers hidden in a haystack.
-    Sum,
+choice! {
+    /// The operation.
+    pub enum Op {
+        /// a + b
+        Add = "add",
+        /// a − b with a ≥ b
+        Sub = "sub",
+        /// a × b
+        Mul = "mul",
+        /// The sum of numbers hidden in a haystack.
+        Sum = "sum",
+    }
 }
 
-/// How operands and answer are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// `123+45=168`
-    Plain,
-    /// Operands and answer least-significant digit first.
-    Reversed,
-    /// Answer least-significant digit first.
-    ReversedAnswer,
-    /// Operands zero-padded to the widest digit count, answer to its widest possible width.
-    Padded,
-    /// A place letter before every digit (a = units, b = tens, …).
-    Hints,
+choice! {
+    /// How operands and answer are written.
+    pub enum Layout {
+        /// `123+45=168`
+        Plain = "plain",
+        /// Operands and answer least-significant digit first.
+        Reversed = "reversed",
+        /// Answer least-significant digit first.
+        ReversedAnswer = "reversed-answer",
+        /// Operands zero-padded to the widest digit count, answer to its widest possible width.
+        Padded = "padded",
+        /// A place letter before every digit (a = units, b = tens, …).
+        Hints = "hints",
+    }
 }
 
-/// Carry control for addition and subtraction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Carries {
-    /// Digits drawn freely.
-    Any,
-    /// No column carries (or borrows).
-    None,
-    /// Every column carries (or borrows) as far as the operands allow.
-    Max,
+choice! {
+    /// Carry control for addition and subtraction.
+    pub enum Carries {
+        /// Digits drawn freely.
+        Any = "any",
+        /// No column carries (or borrows).
+        None = "none",
+        /// Every column carries (or borrows) as far as the operands allow.
+        Max = "max",
+    }
+}
+
+/// arith's parameters, spelled as manifests record them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArithParams {
+    /// Operation.
+    pub op: Op,
+    /// Digits per operand, inclusive range (the count is drawn first).
+    pub digits: (u32, u32),
+    /// Carry control.
+    pub carries: Carries,
+    /// Layout.
+    pub layout: Layout,
+    /// Numbers hidden for `sum` (default [`SUM_COUNT`]).
+    pub count: Option<usize>,
+}
+
+impl ArithParams {
+    /// Check every parameter and make the task.
+    pub fn build(&self) -> Result<Arith, ParamError> {
+        let (op, digits, carries, layout) = (self.op, self.digits, self.carries, self.layout);
+        if digits.0 == 0 || digits.1 < digits.0 || digits.1 > MAX_DIGITS {
+            return Err(ParamError::new(
+                "digits",
+                format!("{}..{}", digits.0, digits.1),
+                format!("a range within 1..{MAX_DIGITS}"),
+            ));
+        }
+        if carries != Carries::Any && !matches!(op, Op::Add | Op::Sub) {
+            return Err(ParamError::new(
+                "carries",
+                carries,
+                "any unless the operation is add or sub",
+            ));
+        }
+        if op == Op::Sum && layout != Layout::Plain {
+            return Err(ParamError::new(
+                "layout",
+                layout,
+                "plain when the operation is sum (the numbers are hidden in text)",
+            ));
+        }
+        let count = self.count.unwrap_or(SUM_COUNT);
+        if count == 0 || count > 10_000 {
+            return Err(ParamError::new("count", count, "1 to 10000"));
+        }
+        Ok(Arith {
+            op,
+            digits,
+            carries,
+            layout,
+            count,
+        })
+    }
 }
 
 /// Validated arithmetic parameters.
@@ -67,91 +125,13 @@ pub struct Arith {
     pub count: usize,
 }
 
-fn pick<T: Copy>(table: &[(&'static str, T)], v: &str, opt: &str) -> Result<T, GenError> {
-    table
-        .iter()
-        .find(|(n, _)| *n == v)
-        .map(|(_, x)| *x)
-        .ok_or_else(|| {
-            GenError::BadParams(format!(
-                "invalid {opt} '{v}': expected {}",
-                table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-            ))
-        })
-}
-
-fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], v: T) -> &'static str {
-    table.iter().find(|(_, x)| *x == v).map_or("", |(n, _)| n)
-}
-
-const OPS: &[(&str, Op)] = &[
-    ("add", Op::Add),
-    ("sub", Op::Sub),
-    ("mul", Op::Mul),
-    ("sum", Op::Sum),
-];
-const LAYOUTS: &[(&str, Layout)] = &[
-    ("plain", Layout::Plain),
-    ("reversed", Layout::Reversed),
-    ("reversed-answer", Layout::ReversedAnswer),
-    ("padded", Layout::Padded),
-    ("hints", Layout::Hints),
-];
-const CARRIES: &[(&str, Carries)] = &[
-    ("any", Carries::Any),
-    ("none", Carries::None),
-    ("max", Carries::Max),
-];
-
 impl Arith {
-    /// Check and build.
-    pub fn new(
-        op: &str,
-        digits: (u32, u32),
-        carries: &str,
-        layout: &str,
-        count: Option<usize>,
-    ) -> Result<Self, GenError> {
-        let op: Op = pick(OPS, op, "--op")?;
-        let layout: Layout = pick(LAYOUTS, layout, "--layout")?;
-        let carries: Carries = pick(CARRIES, carries, "--carries")?;
-        if digits.0 == 0 || digits.1 < digits.0 || digits.1 > MAX_DIGITS {
-            return Err(GenError::BadParams(format!(
-                "invalid --digits {}..{}: expected a range within 1..{MAX_DIGITS}",
-                digits.0, digits.1
-            )));
-        }
-        if carries != Carries::Any && !matches!(op, Op::Add | Op::Sub) {
-            return Err(GenError::BadParams(
-                "--carries none|max applies to --op add and sub only".into(),
-            ));
-        }
-        if op == Op::Sum && layout != Layout::Plain {
-            return Err(GenError::BadParams(
-                "--op sum hides numbers in text; it takes --layout plain only".into(),
-            ));
-        }
-        let count = count.unwrap_or(SUM_COUNT);
-        if count == 0 || count > 10_000 {
-            return Err(GenError::BadParams(format!(
-                "invalid --count {count}: expected 1 to 10000"
-            )));
-        }
-        Ok(Arith {
-            op,
-            digits,
-            carries,
-            layout,
-            count,
-        })
-    }
-
     fn content_params(&self) -> serde_json::Value {
         json!({
-            "op": name_of(OPS, self.op),
+            "op": self.op.as_str(),
             "digits": [self.digits.0, self.digits.1],
-            "carries": name_of(CARRIES, self.carries),
-            "layout": name_of(LAYOUTS, self.layout),
+            "carries": self.carries.as_str(),
+            "layout": self.layout.as_str(),
             "count": if self.op == Op::Sum { Some(self.count) } else { None },
         })
     }
@@ -393,7 +373,7 @@ impl Task for Arith {
     }
 
     fn variant(&self) -> String {
-        name_of(OPS, self.op).to_string()
+        self.op.as_str().to_string()
     }
 
     fn params(&self) -> serde_json::Value {
@@ -449,7 +429,7 @@ impl Task for Arith {
                 numbers.len()
             );
             let frame = run.template.frame(&vars([("question", &question)]))?;
-            let haystack = run.required_haystack("arith --op sum")?;
+            let haystack = run.required_haystack("an arith sum")?;
             let mut placement = coords.rng(Stream::Placement);
             let first = cell.depth.unwrap_or(50.0);
             let needles: Vec<NeedleSpec> = numbers
@@ -577,7 +557,15 @@ mod tests {
             ("sub", "none"),
             ("sub", "max"),
         ] {
-            let t = Arith::new(op, (1, 30), carries, "plain", None).unwrap();
+            let t = ArithParams {
+                op: op.parse().unwrap(),
+                digits: (1, 30),
+                carries: carries.parse().unwrap(),
+                layout: Layout::Plain,
+                count: None,
+            }
+            .build()
+            .unwrap();
             let mut rng = Rng::from_seed_u64(4, Stream::Content);
             for _ in 0..500 {
                 let (a, b) = t.operands(&mut rng);

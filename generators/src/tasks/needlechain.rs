@@ -14,7 +14,8 @@ use serde_json::json;
 use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
-use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+use serde::{Deserialize, Serialize};
 
 const FIRST_NAMES: &str = include_str!("../../haystacks/vocab/first_names.txt");
 const SURNAMES: &str = include_str!("../../haystacks/vocab/surnames.txt");
@@ -28,149 +29,107 @@ pub const MAX_CHAIN: u32 = 20_000;
 /// Chain length when a haystack is given without `--chain`.
 pub const DILUTED_CHAIN: u32 = 10;
 
-/// What the chain is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// Weekly pay related by twice / half / the same.
-    Salary,
-    /// Parent and grandparent relations.
-    Kinship,
+choice! {
+    /// What the chain is about.
+    pub enum Kind {
+        /// Weekly pay related by twice / half / the same.
+        Salary = "salary",
+        /// Parent and grandparent relations.
+        Kinship = "kinship",
+    }
 }
 
-/// In which order facts appear.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    /// Chain order, anchor first.
-    Forward,
-    /// Reverse chain order, anchor last.
-    Backward,
-    /// A random permutation other than forward and backward (for 3 or more facts).
-    Shuffled,
-    /// Every amount stated on its own (salary only): the NIAH-like control.
-    Parallel,
+choice! {
+    /// In which order facts appear.
+    pub enum Order {
+        /// Chain order, anchor first.
+        Forward = "forward",
+        /// Reverse chain order, anchor last.
+        Backward = "backward",
+        /// A random permutation other than forward and backward (for 3 or more facts).
+        Shuffled = "shuffled",
+        /// Every amount stated on its own (salary only): the NIAH-like control.
+        Parallel = "parallel",
+    }
 }
 
-/// What is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Question {
-    /// Salary: the last person's amount.
-    Single,
-    /// Salary: the sum over everyone.
-    Total,
-    /// Kinship: the eldest ancestor of the last person.
-    Eldest,
-    /// Kinship: the ancestor a random number of generations above the last person.
-    Ancestor,
-    /// Kinship: generations between the first and the last person.
-    Distance,
+choice! {
+    /// What is asked.
+    pub enum Question {
+        /// Salary: the last person's amount.
+        Single = "single",
+        /// Salary: the sum over everyone.
+        Total = "total",
+        /// Kinship: the eldest ancestor of the last person.
+        Eldest = "eldest",
+        /// Kinship: the ancestor a random number of generations above the last person.
+        Ancestor = "ancestor",
+        /// Kinship: generations between the first and the last person.
+        Distance = "distance",
+    }
 }
 
 impl Kind {
-    fn as_str(self) -> &'static str {
+    /// The question asked when none is chosen.
+    pub fn default_question(self) -> Question {
         match self {
-            Kind::Salary => "salary",
-            Kind::Kinship => "kinship",
+            Kind::Salary => Question::Single,
+            Kind::Kinship => Question::Eldest,
         }
     }
 }
 
-impl Order {
-    fn as_str(self) -> &'static str {
-        match self {
-            Order::Forward => "forward",
-            Order::Backward => "backward",
-            Order::Shuffled => "shuffled",
-            Order::Parallel => "parallel",
-        }
-    }
-}
-
-impl Question {
-    fn as_str(self) -> &'static str {
-        match self {
-            Question::Single => "single",
-            Question::Total => "total",
-            Question::Eldest => "eldest",
-            Question::Ancestor => "ancestor",
-            Question::Distance => "distance",
-        }
-    }
-}
-
-/// Validated needlechain parameters.
-#[derive(Debug, Clone)]
-pub struct NeedleChain {
+/// needlechain's parameters, spelled as manifests record them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NeedlechainParams {
     /// Salary or kinship.
     pub kind: Kind,
     /// Fact order.
     pub order: Order,
     /// What is asked.
     pub question: Question,
-    /// Exact number of facts, or None to take the largest that fits `--len`.
+    /// Exact number of facts, or None to take the largest that fits the length.
     pub chain: Option<u32>,
     /// Whether the facts are diluted in a haystack (then depths apply).
     pub diluted: bool,
-    first_names: Vec<&'static str>,
-    surnames: Vec<&'static str>,
 }
 
-/// Parse helpers for the command line.
-impl NeedleChain {
-    /// Check and build from option strings.
-    pub fn new(
-        kind: &str,
-        order: &str,
-        question: Option<&str>,
-        chain: Option<u32>,
-        diluted: bool,
-    ) -> Result<Self, GenError> {
-        let bad = |opt: &str, v: &str, accepted: &str| {
-            GenError::BadParams(format!("invalid {opt} '{v}': expected {accepted}"))
+impl NeedlechainParams {
+    /// Check every parameter and make the task.
+    pub fn build(&self) -> Result<NeedleChain, ParamError> {
+        let (kind, order, question) = (self.kind, self.order, self.question);
+        let fits = match kind {
+            Kind::Salary => matches!(question, Question::Single | Question::Total),
+            Kind::Kinship => !matches!(question, Question::Single | Question::Total),
         };
-        let kind = match kind {
-            "salary" => Kind::Salary,
-            "kinship" => Kind::Kinship,
-            v => return Err(bad("--kind", v, "salary or kinship")),
-        };
-        let order = match order {
-            "forward" => Order::Forward,
-            "backward" => Order::Backward,
-            "shuffled" => Order::Shuffled,
-            "parallel" => Order::Parallel,
-            v => return Err(bad("--order", v, "forward, backward, shuffled or parallel")),
-        };
-        let question = match (kind, question) {
-            (Kind::Salary, None | Some("single")) => Question::Single,
-            (Kind::Salary, Some("total")) => Question::Total,
-            (Kind::Salary, Some(v)) => {
-                return Err(bad("--question", v, "single or total (salary)"))
-            }
-            (Kind::Kinship, None | Some("eldest")) => Question::Eldest,
-            (Kind::Kinship, Some("ancestor")) => Question::Ancestor,
-            (Kind::Kinship, Some("distance")) => Question::Distance,
-            (Kind::Kinship, Some(v)) => {
-                return Err(bad(
-                    "--question",
-                    v,
-                    "eldest, ancestor or distance (kinship)",
-                ))
-            }
-        };
+        if !fits {
+            return Err(ParamError::new(
+                "question",
+                question,
+                match kind {
+                    Kind::Salary => "single or total (salary)",
+                    Kind::Kinship => "eldest, ancestor or distance (kinship)",
+                },
+            ));
+        }
         if kind == Kind::Kinship && order == Order::Parallel {
-            return Err(GenError::BadParams(
-                "invalid --order parallel for --kind kinship: kinship facts are never independent; expected forward, backward or shuffled".into(),
+            return Err(ParamError::new(
+                "order",
+                order,
+                "forward, backward or shuffled for kinship chains (kinship facts are never independent)",
             ));
         }
         let min = match kind {
             Kind::Salary => 1,
             Kind::Kinship => 2,
         };
-        if let Some(k) = chain {
+        if let Some(k) = self.chain {
             if k < min || k > MAX_CHAIN {
-                return Err(GenError::BadParams(format!(
-                    "invalid --chain {k}: {} chains need {min} to {MAX_CHAIN} facts",
-                    kind.as_str()
-                )));
+                return Err(ParamError::new(
+                    "chain",
+                    k,
+                    format!("{min} to {MAX_CHAIN} facts for {kind} chains"),
+                ));
             }
         }
         let words = |s: &'static str| -> Vec<&'static str> {
@@ -180,13 +139,32 @@ impl NeedleChain {
             kind,
             order,
             question,
-            chain,
-            diluted,
+            chain: self.chain,
+            diluted: self.diluted,
             first_names: words(FIRST_NAMES),
             surnames: words(SURNAMES),
         })
     }
+}
 
+/// Validated needlechain parameters with the name lists they draw from.
+#[derive(Debug, Clone)]
+pub struct NeedleChain {
+    /// Salary or kinship.
+    pub kind: Kind,
+    /// Fact order.
+    pub order: Order,
+    /// What is asked.
+    pub question: Question,
+    /// Exact number of facts, or None to take the largest that fits the length.
+    pub chain: Option<u32>,
+    /// Whether the facts are diluted in a haystack (then depths apply).
+    pub diluted: bool,
+    first_names: Vec<&'static str>,
+    surnames: Vec<&'static str>,
+}
+
+impl NeedleChain {
     /// The resolved question name (`single`, `eldest`, ...).
     pub fn question_name(&self) -> &'static str {
         self.question.as_str()
@@ -544,7 +522,7 @@ impl Task for NeedleChain {
         let (built, fitted) = if self.diluted {
             let k = self.chain.unwrap_or(DILUTED_CHAIN) as usize;
             let built = self.build(k, &coords, run)?;
-            let haystack = run.required_haystack("needlechain --haystack")?;
+            let haystack = run.required_haystack("a diluted needlechain")?;
             // The first rendered fact at the requested depth, the rest after it in order.
             let first = cell.depth.unwrap_or(50.0);
             let mut placement = coords.rng(Stream::Placement);
@@ -630,6 +608,36 @@ impl Task for NeedleChain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Build from names, as a command line would give them.
+    fn chain_task(
+        kind: &str,
+        order: &str,
+        question: Option<&str>,
+        chain: Option<u32>,
+        diluted: bool,
+    ) -> Result<NeedleChain, String> {
+        let kind: Kind = kind
+            .parse()
+            .map_err(|e: crate::choice::ChoiceError| e.to_string())?;
+        let question = match question {
+            Some(q) => q
+                .parse()
+                .map_err(|e: crate::choice::ChoiceError| e.to_string())?,
+            None => kind.default_question(),
+        };
+        NeedlechainParams {
+            kind,
+            order: order
+                .parse()
+                .map_err(|e: crate::choice::ChoiceError| e.to_string())?,
+            question,
+            chain,
+            diluted,
+        }
+        .build()
+        .map_err(|e| e.to_string())
+    }
     use crate::{templates, Template, Tokenizer};
 
     fn run() -> Run {
@@ -670,7 +678,7 @@ mod tests {
         let run = run();
         for order in ["forward", "backward", "shuffled", "parallel"] {
             for question in ["single", "total"] {
-                let task = NeedleChain::new("salary", order, Some(question), None, false).unwrap();
+                let task = chain_task("salary", order, Some(question), None, false).unwrap();
                 let inst = task
                     .generate(
                         &run,
@@ -712,7 +720,7 @@ mod tests {
     #[test]
     fn long_chains_stay_integral_and_bounded() {
         let run = run();
-        let task = NeedleChain::new("salary", "shuffled", Some("total"), Some(200), false).unwrap();
+        let task = chain_task("salary", "shuffled", Some("total"), Some(200), false).unwrap();
         let inst = task
             .generate(
                 &run,
@@ -740,7 +748,7 @@ mod tests {
     #[test]
     fn kinship_eldest_ancestor() {
         let run = run();
-        let task = NeedleChain::new("kinship", "shuffled", None, Some(12), false).unwrap();
+        let task = chain_task("kinship", "shuffled", None, Some(12), false).unwrap();
         let inst = task
             .generate(
                 &run,
@@ -765,9 +773,9 @@ mod tests {
 
     #[test]
     fn bad_chains_are_rejected() {
-        assert!(NeedleChain::new("salary", "forward", None, Some(0), false).is_err());
-        assert!(NeedleChain::new("kinship", "forward", None, Some(1), false).is_err());
-        assert!(NeedleChain::new("salary", "sideways", None, None, false).is_err());
-        assert!(NeedleChain::new("kinship", "parallel", None, None, false).is_err());
+        assert!(chain_task("salary", "forward", None, Some(0), false).is_err());
+        assert!(chain_task("kinship", "forward", None, Some(1), false).is_err());
+        assert!(chain_task("salary", "sideways", None, None, false).is_err());
+        assert!(chain_task("kinship", "parallel", None, None, false).is_err());
     }
 }

@@ -12,7 +12,8 @@ use crate::fit::{fit, NeedleSpec};
 use crate::haystack::DistractorMaker;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
-use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+use serde::{Deserialize, Serialize};
 
 const KEY_ADJECTIVES: &str = include_str!("../../haystacks/vocab/key_adjectives.txt");
 const KEY_NOUNS: &str = include_str!("../../haystacks/vocab/key_nouns.txt");
@@ -20,45 +21,43 @@ const KEY_NOUNS: &str = include_str!("../../haystacks/vocab/key_nouns.txt");
 /// RULER's answer budget for NIAH.
 pub const MAX_NEW_TOKENS: u32 = 128;
 
-/// What keys or values are made of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ItemType {
-    /// Adjective-noun pairs from our own lists, e.g. `cobalt-heron`.
-    Words,
-    /// 7-digit numbers.
-    Numbers,
-    /// Version-4 UUIDs.
-    Uuids,
-}
-
-impl ItemType {
-    /// Parse `words|numbers|uuids`.
-    pub fn parse(s: &str, option: &str) -> Result<Self, GenError> {
-        match s {
-            "words" => Ok(ItemType::Words),
-            "numbers" => Ok(ItemType::Numbers),
-            "uuids" => Ok(ItemType::Uuids),
-            _ => Err(GenError::BadParams(format!(
-                "invalid {option} '{s}': expected words, numbers or uuids"
-            ))),
-        }
-    }
-    fn as_str(self) -> &'static str {
-        match self {
-            ItemType::Words => "words",
-            ItemType::Numbers => "numbers",
-            ItemType::Uuids => "uuids",
-        }
+choice! {
+    /// What keys or values are made of.
+    pub enum ItemType {
+        /// Adjective-noun pairs from our own lists, e.g. `cobalt-heron`.
+        Words = "words",
+        /// 7-digit numbers.
+        Numbers = "numbers",
+        /// Version-4 UUIDs.
+        Uuids = "uuids",
     }
 }
 
-/// Where needles after the first go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Spread {
-    /// Uniformly random distinct depths.
-    Random,
-    /// Evenly spaced through the depth range left after the first.
-    Even,
+choice! {
+    /// Where needles after the first go.
+    pub enum Spread {
+        /// Uniformly random distinct depths.
+        Random = "random",
+        /// Evenly spaced through the depth range left after the first.
+        Even = "even",
+    }
+}
+
+choice! {
+    /// Named shortcuts for RULER's NIAH structures; each fixes keys, values, queries and
+    /// absence, which explicit parameters may then override.
+    pub enum NiahVariant {
+        /// One key, one value, asked.
+        Single = "single",
+        /// Four keys, one asked.
+        Multikey = "multikey",
+        /// One key with four values.
+        Multivalue = "multivalue",
+        /// Four keys, all asked.
+        Multiquery = "multiquery",
+        /// The asked key is absent: the answer is `none`.
+        None = "none",
+    }
 }
 
 /// Named variants: (name, keys, values, queries, absent).
@@ -70,7 +69,86 @@ pub const VARIANTS: &[(&str, u32, u32, u32, bool)] = &[
     ("none", 1, 1, 1, true),
 ];
 
-/// Validated NIAH parameters.
+/// niah's parameters, spelled as manifests and `params` record them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NiahParams {
+    /// Keys inserted.
+    pub keys: u32,
+    /// Values per key.
+    pub values: u32,
+    /// Keys asked about.
+    pub queries: u32,
+    /// What keys are made of.
+    pub key_type: ItemType,
+    /// What values are made of.
+    pub value_type: ItemType,
+    /// Ask about a key that is not in the text.
+    pub absent: bool,
+    /// Placement of needles after the first.
+    pub spread: Spread,
+}
+
+impl NiahParams {
+    /// The parameters of a named variant, with word keys and number values (RULER's default).
+    pub fn variant(variant: NiahVariant) -> Self {
+        let &(_, keys, values, queries, absent) = VARIANTS
+            .iter()
+            .find(|x| x.0 == variant.as_str())
+            .unwrap_or(&VARIANTS[0]);
+        NiahParams {
+            keys,
+            values,
+            queries,
+            key_type: ItemType::Words,
+            value_type: ItemType::Numbers,
+            absent,
+            spread: Spread::Random,
+        }
+    }
+
+    /// Check every parameter and make the task.
+    pub fn build(&self) -> Result<Niah, ParamError> {
+        let (keys, values, queries) = (self.keys, self.values, self.queries);
+        if keys == 0 || keys > 1000 {
+            return Err(ParamError::new("keys", keys, "1 to 1000"));
+        }
+        if values == 0 || values > 100 {
+            return Err(ParamError::new("values", values, "1 to 100"));
+        }
+        if queries == 0 || queries > keys {
+            return Err(ParamError::new(
+                "queries",
+                queries,
+                format!("1 to the number of keys ({keys})"),
+            ));
+        }
+        if self.absent && queries != 1 {
+            return Err(ParamError::new(
+                "queries",
+                queries,
+                "1 when the asked key is absent (the none variant asks about one key)",
+            ));
+        }
+        let words = |s: &'static str| -> Vec<&'static str> {
+            s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+        };
+        Ok(Niah {
+            keys,
+            values,
+            queries,
+            key_type: self.key_type,
+            value_type: self.value_type,
+            absent: self.absent,
+            spread: self.spread,
+            vocab: Vocab {
+                adjectives: words(KEY_ADJECTIVES),
+                nouns: words(KEY_NOUNS),
+            },
+        })
+    }
+}
+
+/// Validated NIAH parameters with the word lists they draw from.
 #[derive(Debug, Clone)]
 pub struct Niah {
     /// Keys inserted.
@@ -97,66 +175,6 @@ struct Vocab {
 }
 
 impl Niah {
-    /// Check and build. `variant` fills defaults; explicit options override them.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        variant: &str,
-        keys: Option<u32>,
-        values: Option<u32>,
-        queries: Option<u32>,
-        key_type: ItemType,
-        value_type: ItemType,
-        absent: Option<bool>,
-        spread: Spread,
-    ) -> Result<Self, GenError> {
-        let &(_, k, v, q, a) = VARIANTS.iter().find(|x| x.0 == variant).ok_or_else(|| {
-            GenError::BadParams(format!(
-                "invalid --variant '{variant}': expected one of {}",
-                VARIANTS.iter().map(|v| v.0).collect::<Vec<_>>().join(", ")
-            ))
-        })?;
-        let keys = keys.unwrap_or(k);
-        let values = values.unwrap_or(v);
-        let queries = queries.unwrap_or(q.min(keys));
-        let absent = absent.unwrap_or(a);
-        if keys == 0 || keys > 1000 {
-            return Err(GenError::BadParams(format!(
-                "invalid --keys {keys}: expected 1 to 1000"
-            )));
-        }
-        if values == 0 || values > 100 {
-            return Err(GenError::BadParams(format!(
-                "invalid --values {values}: expected 1 to 100"
-            )));
-        }
-        if queries == 0 || queries > keys {
-            return Err(GenError::BadParams(format!(
-                "invalid --queries {queries}: expected 1 to --keys ({keys})"
-            )));
-        }
-        if absent && (queries != 1) {
-            return Err(GenError::BadParams(
-                "the none variant (--absent) asks about exactly one key: use --queries 1".into(),
-            ));
-        }
-        let words = |s: &'static str| -> Vec<&'static str> {
-            s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
-        };
-        Ok(Niah {
-            keys,
-            values,
-            queries,
-            key_type,
-            value_type,
-            absent,
-            spread,
-            vocab: Vocab {
-                adjectives: words(KEY_ADJECTIVES),
-                nouns: words(KEY_NOUNS),
-            },
-        })
-    }
-
     fn item(&self, kind: ItemType, rng: &mut Rng) -> String {
         match kind {
             ItemType::Numbers => rng.range_inclusive(1_000_000, 9_999_999).to_string(),
@@ -230,7 +248,7 @@ impl Niah {
             "key_type": self.key_type.as_str(),
             "value_type": self.value_type.as_str(),
             "absent": self.absent,
-            "spread": match self.spread { Spread::Random => "random", Spread::Even => "even" },
+            "spread": self.spread.as_str(),
         })
     }
 
@@ -472,17 +490,9 @@ mod tests {
     }
 
     fn niah(variant: &str) -> Niah {
-        Niah::new(
-            variant,
-            None,
-            None,
-            None,
-            ItemType::Words,
-            ItemType::Numbers,
-            None,
-            Spread::Random,
-        )
-        .unwrap()
+        NiahParams::variant(variant.parse().unwrap())
+            .build()
+            .unwrap()
     }
 
     #[test]
@@ -551,16 +561,13 @@ mod tests {
 
     #[test]
     fn uuids_are_version_4() {
-        let task = Niah::new(
-            "single",
-            None,
-            None,
-            None,
-            ItemType::Uuids,
-            ItemType::Uuids,
-            None,
-            Spread::Even,
-        )
+        let task = NiahParams {
+            key_type: ItemType::Uuids,
+            value_type: ItemType::Uuids,
+            spread: Spread::Even,
+            ..NiahParams::variant(NiahVariant::Single)
+        }
+        .build()
         .unwrap();
         let mut rng = Rng::from_seed_u64(1, Stream::Content);
         for _ in 0..100 {
@@ -573,53 +580,41 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected() {
-        assert!(Niah::new(
-            "single",
-            Some(2),
-            None,
-            Some(3),
-            ItemType::Words,
-            ItemType::Numbers,
-            None,
-            Spread::Random
-        )
-        .is_err());
-        assert!(Niah::new(
-            "nope",
-            None,
-            None,
-            None,
-            ItemType::Words,
-            ItemType::Numbers,
-            None,
-            Spread::Random
-        )
-        .is_err());
-        assert!(Niah::new(
-            "single",
-            Some(0),
-            None,
-            None,
-            ItemType::Words,
-            ItemType::Numbers,
-            None,
-            Spread::Random
-        )
-        .is_err());
+        let single = NiahParams::variant(NiahVariant::Single);
+        let e = NiahParams {
+            keys: 2,
+            queries: 3,
+            ..single.clone()
+        }
+        .build()
+        .unwrap_err();
+        assert_eq!(e.param, "queries");
+        assert!("nope".parse::<NiahVariant>().is_err());
+        let e = NiahParams {
+            keys: 0,
+            ..single.clone()
+        }
+        .build()
+        .unwrap_err();
+        assert_eq!((e.param, e.value.as_str()), ("keys", "0"));
+        let e = NiahParams {
+            absent: true,
+            keys: 4,
+            queries: 2,
+            ..single
+        }
+        .build()
+        .unwrap_err();
+        assert_eq!(e.param, "queries");
     }
 
     #[test]
     fn even_spread_is_distinct() {
-        let task = Niah::new(
-            "multikey",
-            None,
-            None,
-            None,
-            ItemType::Words,
-            ItemType::Numbers,
-            None,
-            Spread::Even,
-        )
+        let task = NiahParams {
+            spread: Spread::Even,
+            ..NiahParams::variant(NiahVariant::Multikey)
+        }
+        .build()
         .unwrap();
         let mut rng = Rng::from_seed_u64(1, Stream::Placement);
         assert_eq!(task.depths(20.0, 4, &mut rng), vec![20.0, 40.0, 60.0, 80.0]);

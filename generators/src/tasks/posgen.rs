@@ -10,21 +10,24 @@ use serde_json::json;
 use crate::fit::render_facts;
 use crate::rng::{Coordinates, Stream};
 use crate::template::{vars, Vars};
-use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+use serde::{Deserialize, Serialize};
 
-/// How each token depends on earlier ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Variant {
-    /// The previous j + k tokens.
-    Recursive,
-    /// The previous j tokens and the first k tokens.
-    Cot,
-    /// The previous j tokens and k tokens at p = ⌊(t − j − k) / 2⌋.
-    SemiRecursive,
+choice! {
+    /// How each token depends on earlier ones.
+    pub enum Variant {
+        /// The previous j + k tokens.
+        Recursive = "recursive",
+        /// The previous j tokens and the first k tokens.
+        Cot = "cot",
+        /// The previous j tokens and k tokens at p = ⌊(t − j − k) / 2⌋.
+        SemiRecursive = "semi-recursive" | "semi_recursive",
+    }
 }
 
 impl Variant {
-    fn as_str(self) -> &'static str {
+    /// The name in `params` and config names (an identifier, so `semi_recursive`).
+    fn content_name(self) -> &'static str {
         match self {
             Variant::Recursive => "recursive",
             Variant::Cot => "cot",
@@ -33,7 +36,99 @@ impl Variant {
     }
 }
 
-/// Validated posgen parameters.
+choice! {
+    /// The operation combining a token's inputs.
+    pub enum Operation {
+        /// Modular addition.
+        Add = "add",
+    }
+}
+
+choice! {
+    /// Which split a posgen dataset holds; `both` makes a train and a test part.
+    pub enum PosgenSplit {
+        /// Training sequences (`train_len` positions).
+        Train = "train",
+        /// Test sequences (`test_len` positions).
+        Test = "test",
+        /// Both, with disjoint seed tuples.
+        Both = "both",
+    }
+}
+
+/// posgen's parameters, spelled as manifests record them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PosgenParams {
+    /// Dependency structure.
+    pub variant: Variant,
+    /// Tokens are integers mod this.
+    pub modulus: u64,
+    /// j: near dependencies.
+    pub near: usize,
+    /// k: far dependencies.
+    pub far: usize,
+    /// The operation combining the inputs.
+    pub op: Operation,
+    /// Positions of a training sequence.
+    pub train_len: usize,
+    /// Positions of a test sequence.
+    pub test_len: usize,
+    /// Which split(s) the dataset holds.
+    pub split: PosgenSplit,
+    /// Let train and test share seed tuples.
+    pub overlap: bool,
+    /// Add a one-line statement of the rule to the prompt.
+    pub explain: bool,
+}
+
+impl PosgenParams {
+    /// Check every parameter and make one task per split: `both` gives train then test.
+    pub fn build(&self) -> Result<Vec<PosGen>, ParamError> {
+        let (modulus, near, far) = (self.modulus, self.near, self.far);
+        if !(2..=1_000_000).contains(&modulus) {
+            return Err(ParamError::new("modulus", modulus, "2 to 1000000"));
+        }
+        if near == 0 || near > 64 {
+            return Err(ParamError::new("near", near, "1 to 64 near dependencies"));
+        }
+        if far > 64 {
+            return Err(ParamError::new("far", far, "0 to 64 far dependencies"));
+        }
+        let seed_len = near + far;
+        for (name, len) in [("train_len", self.train_len), ("test_len", self.test_len)] {
+            if len <= seed_len || len > MAX_POSITIONS {
+                return Err(ParamError::new(
+                    name,
+                    len,
+                    format!(
+                        "more than the {seed_len} seed tokens and at most {MAX_POSITIONS} positions"
+                    ),
+                ));
+            }
+        }
+        let splits: &[PosgenSplit] = match self.split {
+            PosgenSplit::Both => &[PosgenSplit::Train, PosgenSplit::Test],
+            PosgenSplit::Train => &[PosgenSplit::Train],
+            PosgenSplit::Test => &[PosgenSplit::Test],
+        };
+        Ok(splits
+            .iter()
+            .map(|split| PosGen {
+                variant: self.variant,
+                modulus,
+                near,
+                far,
+                train_len: self.train_len,
+                test_len: self.test_len,
+                split: split.as_str().to_string(),
+                overlap: self.overlap,
+                explain: self.explain,
+            })
+            .collect())
+    }
+}
+
+/// Validated posgen parameters for one split.
 #[derive(Debug, Clone)]
 pub struct PosGen {
     /// Dependency structure.
@@ -48,7 +143,7 @@ pub struct PosGen {
     pub train_len: usize,
     /// Positions of a test sequence.
     pub test_len: usize,
-    /// Which split this dataset is: `train` or `test`.
+    /// Which split this part is: `train` or `test`.
     pub split: String,
     /// Let train and test share seed tuples.
     pub overlap: bool,
@@ -60,75 +155,9 @@ pub struct PosGen {
 pub const MAX_POSITIONS: usize = 1 << 20;
 
 impl PosGen {
-    /// Check and build.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        variant: &str,
-        modulus: u64,
-        near: usize,
-        far: usize,
-        op: &str,
-        train_len: usize,
-        test_len: usize,
-        split: &str,
-        overlap: bool,
-        explain: bool,
-    ) -> Result<Self, GenError> {
-        let bad = |m: String| Err(GenError::BadParams(m));
-        let variant = match variant {
-            "recursive" => Variant::Recursive,
-            "cot" => Variant::Cot,
-            "semi-recursive" | "semi_recursive" => Variant::SemiRecursive,
-            v => {
-                return bad(format!(
-                    "invalid --variant '{v}': expected recursive, cot or semi-recursive"
-                ))
-            }
-        };
-        if op != "add" {
-            return bad(format!(
-                "invalid --op '{op}': expected add (modular addition)"
-            ));
-        }
-        if !(2..=1_000_000).contains(&modulus) {
-            return bad(format!(
-                "invalid --modulus {modulus}: expected 2 to 1000000"
-            ));
-        }
-        if near == 0 || near > 64 || far > 64 {
-            return bad(format!(
-                "invalid --near {near} / --far {far}: expected 1 to 64 near and 0 to 64 far dependencies"
-            ));
-        }
-        let seed_len = near + far;
-        for (name, len) in [("--train-len", train_len), ("--test-len", test_len)] {
-            if len <= seed_len || len > MAX_POSITIONS {
-                return bad(format!(
-                    "invalid {name} {len}: expected more than the {seed_len} seed tokens and at most {MAX_POSITIONS}"
-                ));
-            }
-        }
-        if split != "train" && split != "test" {
-            return bad(format!(
-                "invalid --split '{split}' for posgen: expected train, test or both (their seed tuples are disjoint)"
-            ));
-        }
-        Ok(PosGen {
-            variant,
-            modulus,
-            near,
-            far,
-            train_len,
-            test_len,
-            split: split.to_string(),
-            overlap,
-            explain,
-        })
-    }
-
     fn content_params(&self) -> serde_json::Value {
         json!({
-            "variant": self.variant.as_str(),
+            "variant": self.variant.content_name(),
             "modulus": self.modulus,
             "near": self.near,
             "far": self.far,
@@ -192,7 +221,7 @@ impl Task for PosGen {
     }
 
     fn variant(&self) -> String {
-        self.variant.as_str().to_string()
+        self.variant.content_name().to_string()
     }
 
     fn params(&self) -> serde_json::Value {
@@ -323,7 +352,21 @@ mod tests {
     use super::*;
 
     fn task(variant: &str) -> PosGen {
-        PosGen::new(variant, 17, 3, 1, "add", 64, 256, "test", false, false).unwrap()
+        PosgenParams {
+            variant: variant.parse().unwrap(),
+            modulus: 17,
+            near: 3,
+            far: 1,
+            op: Operation::Add,
+            train_len: 64,
+            test_len: 256,
+            split: PosgenSplit::Test,
+            overlap: false,
+            explain: false,
+        }
+        .build()
+        .unwrap()
+        .remove(0)
     }
 
     #[test]

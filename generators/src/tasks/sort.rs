@@ -11,7 +11,8 @@ use serde_json::json;
 use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
-use crate::{canonical_json, Cell, GenError, Instance, Metric, Run, Task};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+use serde::{Deserialize, Serialize};
 
 const WORDS: &[&str] = &[
     include_str!("../../haystacks/words/noun.txt"),
@@ -24,7 +25,85 @@ pub const MAX_ITEMS: usize = 100_000;
 /// Items when a haystack is used without `--items`.
 pub const HIDDEN_ITEMS: usize = 20;
 
-/// Validated sort parameters.
+choice! {
+    /// What the answer lists.
+    pub enum SortOutput {
+        /// The items, sorted.
+        Values = "values",
+        /// The labels, ordered by their items (`K:25,L:7,M:319` gives `L,K,M`).
+        Keys = "keys",
+    }
+}
+
+/// sort's parameters, spelled as manifests record them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SortParams {
+    /// Words instead of integers.
+    pub words: bool,
+    /// Digit range of integers (inclusive).
+    pub digits: (u32, u32),
+    /// Allow repeated items.
+    pub duplicates: bool,
+    /// Largest first.
+    pub descending: bool,
+    /// Values, or labels ordered by their values.
+    pub output: SortOutput,
+    /// Exact item count, or None to fill the length.
+    pub items: Option<usize>,
+    /// Items hidden in a haystack.
+    pub hidden: bool,
+}
+
+impl SortParams {
+    /// Check every parameter and make the task.
+    pub fn build(&self) -> Result<Sort, ParamError> {
+        let digits = self.digits;
+        if digits.0 == 0 || digits.1 < digits.0 || digits.1 > 30 {
+            return Err(ParamError::new(
+                "digits",
+                format!("{}..{}", digits.0, digits.1),
+                "a range within 1..30",
+            ));
+        }
+        let mut vocab: BTreeSet<&'static str> = BTreeSet::new();
+        for list in WORDS {
+            vocab.extend(list.lines().map(str::trim).filter(|l| !l.is_empty()));
+        }
+        let vocab: Vec<&'static str> = vocab.into_iter().collect();
+        let capacity = if self.words {
+            vocab.len() as f64
+        } else {
+            10f64.powi(digits.1 as i32)
+        };
+        if let Some(n) = self.items {
+            if n == 0 || n > MAX_ITEMS {
+                return Err(ParamError::new("items", n, format!("1 to {MAX_ITEMS}")));
+            }
+            if !self.duplicates && n as f64 > capacity / 2.0 {
+                return Err(ParamError::new(
+                    "items",
+                    n,
+                    format!(
+                        "at most {} distinct items in this item space (allow duplicates for more)",
+                        (capacity / 2.0) as u64
+                    ),
+                ));
+            }
+        }
+        Ok(Sort {
+            words: self.words,
+            digits,
+            duplicates: self.duplicates,
+            descending: self.descending,
+            keys: self.output == SortOutput::Keys,
+            items: self.items,
+            hidden: self.hidden,
+            vocab,
+        })
+    }
+}
+
+/// Validated sort parameters with the word list they draw from.
 #[derive(Debug, Clone)]
 pub struct Sort {
     /// Words instead of integers.
@@ -37,7 +116,7 @@ pub struct Sort {
     pub descending: bool,
     /// Output labels ordered by their values instead of the values.
     pub keys: bool,
-    /// Exact item count, or None to fill `--len`.
+    /// Exact item count, or None to fill the length.
     pub items: Option<usize>,
     /// Items hidden in a haystack.
     pub hidden: bool,
@@ -45,62 +124,6 @@ pub struct Sort {
 }
 
 impl Sort {
-    /// Check and build.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        words: bool,
-        digits: (u32, u32),
-        duplicates: bool,
-        descending: bool,
-        output: &str,
-        items: Option<usize>,
-        hidden: bool,
-    ) -> Result<Self, GenError> {
-        let bad = |m: String| Err(GenError::BadParams(m));
-        let keys = match output {
-            "values" => false,
-            "keys" => true,
-            v => return bad(format!("invalid --output '{v}': expected values or keys")),
-        };
-        if digits.0 == 0 || digits.1 < digits.0 || digits.1 > 30 {
-            return bad(format!(
-                "invalid --digits {}..{}: expected a range within 1..30",
-                digits.0, digits.1
-            ));
-        }
-        let mut vocab: BTreeSet<&'static str> = BTreeSet::new();
-        for list in WORDS {
-            vocab.extend(list.lines().map(str::trim).filter(|l| !l.is_empty()));
-        }
-        let vocab: Vec<&'static str> = vocab.into_iter().collect();
-        let capacity = if words {
-            vocab.len() as f64
-        } else {
-            10f64.powi(digits.1 as i32)
-        };
-        if let Some(n) = items {
-            if n == 0 || n > MAX_ITEMS {
-                return bad(format!("invalid --items {n}: expected 1 to {MAX_ITEMS}"));
-            }
-            if !duplicates && n as f64 > capacity / 2.0 {
-                return bad(format!(
-                    "invalid --items {n}: without --duplicates at most {} distinct items fit this item space",
-                    (capacity / 2.0) as u64
-                ));
-            }
-        }
-        Ok(Sort {
-            words,
-            digits,
-            duplicates,
-            descending,
-            keys,
-            items,
-            hidden,
-            vocab,
-        })
-    }
-
     fn content_params(&self) -> serde_json::Value {
         json!({
             "items": if self.words { "words" } else { "numbers" },
@@ -299,7 +322,7 @@ impl Task for Sort {
         let (items, _facts, question, target, answers, keys, fitted) = if self.hidden {
             let n = self.items.unwrap_or(HIDDEN_ITEMS);
             let (items, facts, question, target, answers, keys, frame) = build(n)?;
-            let haystack = run.required_haystack("sort --haystack")?;
+            let haystack = run.required_haystack("hidden sort items")?;
             let mut placement = coords.rng(Stream::Placement);
             let first = cell.depth.unwrap_or(50.0);
             let needles: Vec<NeedleSpec> = facts
@@ -392,12 +415,32 @@ mod tests {
 
     #[test]
     fn keyed_and_value_answers() {
-        let s = Sort::new(false, (1, 3), true, false, "keys", Some(3), false).unwrap();
+        let s = SortParams {
+            words: false,
+            digits: (1, 3),
+            duplicates: true,
+            descending: false,
+            output: SortOutput::Keys,
+            items: Some(3),
+            hidden: false,
+        }
+        .build()
+        .unwrap();
         let items: Vec<String> = ["25", "7", "319"].iter().map(|s| s.to_string()).collect();
         let (facts, _, target, _, _) = s.render_parts(&items);
         assert_eq!(facts, vec!["A:25,B:7,C:319"]);
         assert_eq!(target, "B,A,C");
-        let s = Sort::new(false, (1, 3), true, true, "values", Some(3), false).unwrap();
+        let s = SortParams {
+            words: false,
+            digits: (1, 3),
+            duplicates: true,
+            descending: true,
+            output: SortOutput::Values,
+            items: Some(3),
+            hidden: false,
+        }
+        .build()
+        .unwrap();
         let items: Vec<String> = ["25", "7", "25", "100"]
             .iter()
             .map(|s| s.to_string())

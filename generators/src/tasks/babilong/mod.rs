@@ -9,6 +9,7 @@
 //! The story of an instance depends on its sample index alone, not on its length or depth, so
 //! the accuracy curve over length measures length and nothing else.
 
+pub mod params;
 pub mod puzzles;
 pub mod world;
 

@@ -1,0 +1,136 @@
+//! babilong's parameters: which bAbI tasks, which names, story sizes and the depth window.
+
+use serde::{Deserialize, Serialize};
+
+use super::{default_facts, MAX_FACTS, TASKS};
+use crate::ParamError;
+
+choice! {
+    /// Which names a story uses.
+    pub enum Vocabulary {
+        /// bAbI's six places, three objects and four actors.
+        Babi = "babi",
+        /// Names drawn per instance from our larger lists.
+        Fresh = "fresh",
+    }
+}
+
+/// babilong's parameters, spelled as manifests record them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BabilongParams {
+    /// bAbI task numbers (the N of `qaN`), one config each, in order.
+    pub tasks: Vec<u8>,
+    /// Classic or fresh names.
+    pub vocab: Vocabulary,
+    /// Story sizes in facts (inclusive), or None for bAbI's sizes per task.
+    pub facts: Option<(u32, u32)>,
+    /// Depth window (percent) every fact stays in.
+    pub fact_window: (f64, f64),
+}
+
+/// Fewest facts a story of task `qa` can have and still ask its question.
+pub fn min_facts(qa: u8) -> u32 {
+    match qa {
+        3 => 3,
+        5 | 7 | 8 => 2,
+        _ => 1,
+    }
+}
+
+/// Whether task `qa` has a fixed story shape (its size cannot be chosen).
+pub fn fixed_shape(qa: u8) -> bool {
+    qa == 4 || qa >= 14
+}
+
+impl BabilongParams {
+    /// Check every parameter; the story sizes of each task, in `tasks` order.
+    pub fn story_sizes(&self) -> Result<Vec<(u8, (u32, u32))>, ParamError> {
+        if self.tasks.is_empty() {
+            return Err(ParamError::new("tasks", "", "at least one of qa1 to qa20"));
+        }
+        let (lo, hi) = self.fact_window;
+        if !(0.0..=100.0).contains(&lo) || !(0.0..=100.0).contains(&hi) || hi - lo < 1.0 {
+            return Err(ParamError::new(
+                "fact_window",
+                format!("{lo}..{hi}"),
+                "two percents 0-100, the second at least 1 above the first",
+            ));
+        }
+        let mut sizes = Vec::with_capacity(self.tasks.len());
+        for (i, &qa) in self.tasks.iter().enumerate() {
+            if !TASKS.contains(&qa) {
+                return Err(ParamError::new(
+                    "tasks",
+                    format!("qa{qa}"),
+                    format!("qa1 to qa{}", TASKS.len()),
+                ));
+            }
+            if self.tasks[..i].contains(&qa) {
+                return Err(ParamError::new(
+                    "tasks",
+                    format!("qa{qa}"),
+                    "each task once",
+                ));
+            }
+            let facts = match self.facts {
+                None => default_facts(qa),
+                Some((a, b)) if fixed_shape(qa) => {
+                    return Err(ParamError::new(
+                        "facts",
+                        format!("{a}..{b}"),
+                        format!(
+                            "no story size for qa{qa}: its stories have a fixed shape (sizes apply to qa1-qa3 and qa5-qa13)"
+                        ),
+                    ))
+                }
+                Some((a, b)) if a < min_facts(qa) || b < a || b > MAX_FACTS => {
+                    return Err(ParamError::new(
+                        "facts",
+                        format!("{a}..{b}"),
+                        format!("a range within {}..{MAX_FACTS} for qa{qa}", min_facts(qa)),
+                    ))
+                }
+                Some(range) => range,
+            };
+            sizes.push((qa, facts));
+        }
+        Ok(sizes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(tasks: &[u8], facts: Option<(u32, u32)>, window: (f64, f64)) -> BabilongParams {
+        BabilongParams {
+            tasks: tasks.to_vec(),
+            vocab: Vocabulary::Babi,
+            facts,
+            fact_window: window,
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_parameter() {
+        let full = (0.0, 100.0);
+        for (p, param) in [
+            (params(&[21], None, full), "tasks"),
+            (params(&[], None, full), "tasks"),
+            (params(&[1, 1], None, full), "tasks"),
+            (params(&[16], Some((5, 5)), full), "facts"),
+            (params(&[3], Some((2, 9)), full), "facts"),
+            (params(&[1], Some((9, 3)), full), "facts"),
+            (params(&[1], None, (60.0, 40.0)), "fact_window"),
+            (params(&[1], None, (40.0, 40.5)), "fact_window"),
+        ] {
+            assert_eq!(p.story_sizes().unwrap_err().param, param, "{p:?}");
+        }
+        let sizes = params(&[2, 1], Some((4, 6)), (10.0, 90.0)).story_sizes();
+        assert_eq!(sizes.unwrap(), vec![(2, (4, 6)), (1, (4, 6))]);
+        assert_eq!(
+            params(&[4], None, full).story_sizes().unwrap(),
+            vec![(4, (2, 2))]
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! Preparation: validate the common arguments, load the tokenizer, haystack and template a
+//! recipe names, check the output directory, and assemble one checked [`Job`] before anything
+//! is written.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use needlework_generators::tasks::TaskParams;
+use needlework_generators::{
+    templates, Corpus, Haystack, HaystackKind, Run, Task, Template, Tokenizer,
+};
+
+use crate::cli::CommonArgs;
+use crate::corpus;
+use crate::recipe::{build_parts, derived_canary, valid_split, Recipe};
+use crate::spec;
+use crate::usage;
+
+/// A validated generation job.
+pub struct Job {
+    /// What the manifest records.
+    pub recipe: Recipe,
+    /// (split, task) in generation order; one part except for `posgen --split both` and
+    /// several babilong tasks.
+    pub parts: Vec<(String, Box<dyn Task>)>,
+    /// Inputs shared by every instance.
+    pub run: Run,
+    /// The dataset directory.
+    pub out: PathBuf,
+    /// Worker threads.
+    pub threads: usize,
+    /// No progress bar.
+    pub quiet: bool,
+    /// Also write JSON Lines mirrors.
+    pub jsonl: bool,
+}
+
+/// Worker threads when none are asked for: every core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A built-in tokenizer by name, or a tokenizer.json read from disk.
+fn load_tokenizer(name: &str) -> Result<Tokenizer> {
+    if let Some(tok) = Tokenizer::builtin(name) {
+        return Ok(tok);
+    }
+    let path = Path::new(name);
+    if path.extension().is_some_and(|e| e == "json") || path.exists() {
+        let bytes = std::fs::read(path)
+            .map_err(|e| usage(format!("cannot read tokenizer file '{name}': {e}")))?;
+        return Tokenizer::from_json_bytes(&bytes, name).map_err(usage);
+    }
+    Err(usage(format!(
+        "unknown tokenizer '{name}': expected o200k, cl100k, gpt2, words, chars, or a path to a tokenizer.json"
+    )))
+}
+
+/// Load the tokenizer, haystack and template a recipe names, and check the template renders
+/// with the task's variables.
+pub fn prepare_run(
+    task: &dyn Task,
+    tokenizer: &str,
+    haystack: &str,
+    template: &str,
+    seed: u64,
+    reserve: Option<u64>,
+) -> Result<Run> {
+    let tok = load_tokenizer(tokenizer)?;
+    let (kind, corpus) = match haystack {
+        "none" if task.requires_haystack() => {
+            return Err(usage(format!(
+                "--haystack none does not apply: {} {} needs a haystack",
+                task.name(),
+                task.variant()
+            )))
+        }
+        "none" => (None, None),
+        "generated" => (Some(HaystackKind::Generated), None),
+        "noise" => (Some(HaystackKind::Noise), None),
+        "needles" if task.name() != "niah" => {
+            return Err(usage(format!(
+                "--haystack needles is only for niah, not {}",
+                task.name()
+            )))
+        }
+        "needles" => (Some(HaystackKind::Needles), None),
+        path => {
+            let docs = corpus::read_documents(path)?;
+            let corpus = Corpus::from_documents(path, &docs).map_err(usage)?;
+            (Some(HaystackKind::Corpus), Some(Arc::new(corpus)))
+        }
+    };
+    let haystack = kind
+        .map(|kind| Haystack::prepare(kind, corpus, &tok).map_err(usage))
+        .transpose()?;
+    let (template_name, source) = load_template(task.name(), template)?;
+    let template = Template::compile(&template_name, &source).map_err(usage)?;
+    template.frame(&task.example_vars()).map_err(usage)?;
+    Ok(Run {
+        tokenizer: tok,
+        haystack,
+        template,
+        seed,
+        reserve: reserve.unwrap_or(task.max_new_tokens() as u64),
+    })
+}
+
+fn load_template(task: &str, template: &str) -> Result<(String, String)> {
+    if let Some(src) = templates::builtin(task, template) {
+        return Ok((format!("templates/{task}/{template}.j2"), src.to_string()));
+    }
+    let path = Path::new(template);
+    if template.ends_with(".j2") || template.contains('/') || path.exists() {
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("cannot read template '{template}': {e}")))?;
+        return Ok((template.to_string(), src));
+    }
+    Err(usage(format!(
+        "unknown template '{template}' for {task}: expected one of {} or a path to a .j2 file",
+        templates::names(task).join(", ")
+    )))
+}
+
+/// Validate common arguments and build the job.
+pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
+    let parts = build_parts(&options, &common.split)?;
+    let task = &parts[0].1;
+    let story_alone = matches!(options, TaskParams::Babilong(_));
+    // Tasks with a size of their own need no length target; the others fill 4k.
+    let default_len = (!options.native_size()).then_some("4k");
+    let lengths = match common.len.as_deref().or(default_len) {
+        Some(len) => spec::parse_lengths(len, story_alone).map_err(usage)?,
+        // No length target: the task's native size. Recorded as target_length 0.
+        None => vec![0],
+    };
+    let depths = match (&common.depths, task.uses_haystack()) {
+        (Some(d), true) => Some(spec::parse_depths(d).map_err(usage)?),
+        (None, true) => task.default_depths(),
+        (Some(d), false) => {
+            return Err(usage(format!(
+                "--depths {d} does not apply: {} has no haystack",
+                task.name()
+            )))
+        }
+        (None, false) => None,
+    };
+    if depths.is_some() && common.depths.is_some() && lengths.contains(&0) {
+        return Err(usage(
+            "--depths does not apply at --len 0: that is the story alone, with no filler",
+        ));
+    }
+    if common.samples == 0 || common.samples > 10_000_000 {
+        return Err(usage(format!(
+            "invalid --samples {}: expected 1 to 10000000",
+            common.samples
+        )));
+    }
+    if !valid_split(&common.split) {
+        return Err(usage(format!(
+            "invalid --split '{}': split names are letters, digits and underscores, optionally dot-separated (like test or test.v2)",
+            common.split
+        )));
+    }
+    if !matches!(common.compression.as_str(), "zstd" | "snappy" | "none") {
+        return Err(usage(format!(
+            "invalid --compression '{}': expected zstd, snappy or none",
+            common.compression
+        )));
+    }
+    if common.rows_per_file == Some(0) {
+        return Err(usage(
+            "invalid --rows-per-file 0: expected a positive number",
+        ));
+    }
+    let threads = match common.threads {
+        Some(0) => return Err(usage("invalid --threads 0: expected a positive number")),
+        Some(n) => n,
+        None => default_threads(),
+    };
+    if let Some(c) = &common.canary {
+        if c.trim().is_empty() || c.contains('\n') {
+            return Err(usage(
+                "invalid --canary: expected a non-empty single-line string",
+            ));
+        }
+    }
+
+    let haystack = common.haystack.clone().unwrap_or_else(|| {
+        if task.requires_haystack() {
+            "generated"
+        } else {
+            "none"
+        }
+        .to_string()
+    });
+    let run = prepare_run(
+        task.as_ref(),
+        &common.tokenizer,
+        &haystack,
+        &common.template,
+        common.seed,
+        common.reserve,
+    )?;
+    let (mut minimum, mut needs) = (0, String::new());
+    for (_, part) in &parts {
+        let m = part.minimum_length(&run).map_err(usage)?;
+        if m > minimum {
+            (minimum, needs) = (m, format!("{} {}", part.name(), part.variant()));
+        }
+    }
+    if let Some(&short) = lengths.iter().find(|&&l| l > 0 && l < minimum) {
+        return Err(usage(format!(
+            "--len {short} is too short for {needs} with these options, template, tokenizer and reserve {}: the minimum is {minimum} tokens",
+            run.reserve
+        )));
+    }
+
+    let out = common.out.clone().unwrap_or_else(|| {
+        PathBuf::from("datasets").join(format!("{}-s{}", task.name(), common.seed))
+    });
+    if out.exists() {
+        let non_empty = std::fs::read_dir(&out)
+            .with_context(|| format!("cannot read --out {}", out.display()))?
+            .next()
+            .is_some();
+        if !out.is_dir() {
+            return Err(usage(format!(
+                "--out {} exists and is not a directory",
+                out.display()
+            )));
+        }
+        if non_empty && !common.force {
+            return Err(usage(format!(
+                "--out {} exists and is not empty: choose another directory or pass --force to replace it",
+                out.display()
+            )));
+        }
+    }
+
+    let mut recipe = Recipe {
+        options,
+        lengths,
+        depths,
+        samples: common.samples,
+        seed: common.seed,
+        tokenizer: common.tokenizer.clone(),
+        tokenizer_id: run.tokenizer.id(),
+        reserve: run.reserve,
+        haystack,
+        haystack_id: run.haystack_id(),
+        template: common.template.clone(),
+        template_hash: run.template.content_hash.clone(),
+        split: common.split.clone(),
+        compression: common.compression.clone(),
+        rows_per_file: common.rows_per_file,
+        canary: String::new(),
+    };
+    recipe.canary = match &common.canary {
+        Some(c) => c.clone(),
+        None => derived_canary(&recipe),
+    };
+    Ok(Job {
+        recipe,
+        parts,
+        run,
+        out,
+        threads,
+        quiet: common.quiet,
+        jsonl: common.jsonl,
+    })
+}

@@ -1,0 +1,111 @@
+//! The recipe: everything that determines a dataset's content. The manifest stores it and
+//! `gen verify` rebuilds the same run from it, so its serialized form is a compatibility
+//! contract (field names, order and value spellings stay as datasets already hold them).
+
+use anyhow::Result;
+use needlework_generators::tasks::TaskParams;
+use needlework_generators::Task;
+use serde::{Deserialize, Serialize};
+
+use crate::options::worded;
+
+/// Everything that determines a dataset's content: written to the manifest, read by verify.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Recipe {
+    /// The task and its parameters (serialized with the task's name under `task`).
+    pub options: TaskParams,
+    /// Target lengths in tokens; `0` means the task's native size.
+    pub lengths: Vec<u64>,
+    /// Requested depths in percent, or None for tasks without one.
+    pub depths: Option<Vec<f64>>,
+    /// Instances per (length, depth) cell.
+    pub samples: u64,
+    /// Master seed.
+    pub seed: u64,
+    /// As given on the command line (a name or a path).
+    pub tokenizer: String,
+    /// The tokenizer's identity (name, or `hf:` and the file hash).
+    pub tokenizer_id: String,
+    /// Tokens kept free below each target for the answer.
+    pub reserve: u64,
+    /// As given (a name or a path, with `:field`).
+    pub haystack: String,
+    /// The haystack's identity (kind and content hash).
+    pub haystack_id: String,
+    /// A built-in template name or a path.
+    pub template: String,
+    /// Content hash of the template source.
+    pub template_hash: String,
+    /// The split rows are written to (parts may name their own).
+    pub split: String,
+    /// Parquet compression.
+    pub compression: String,
+    /// Rows per Parquet file, when fixed by the user.
+    pub rows_per_file: Option<u64>,
+    /// The dataset's canary GUID.
+    pub canary: String,
+}
+
+impl Recipe {
+    /// The dataset config name, e.g. `niah_single`.
+    pub fn config_name(&self, task: &dyn Task) -> String {
+        format!("{}_{}", task.name(), task.variant())
+    }
+
+    /// Number of rows one part of the recipe produces.
+    pub fn row_count(&self) -> u64 {
+        self.lengths.len() as u64
+            * self.depths.as_ref().map_or(1, |d| d.len() as u64)
+            * self.samples
+    }
+}
+
+/// The (split, task) parts a recipe generates, in order: one per config, and posgen's train
+/// and test parts under `--split both`.
+pub fn build_parts(options: &TaskParams, split: &str) -> Result<Vec<(String, Box<dyn Task>)>> {
+    Ok(options
+        .parts()
+        .map_err(worded)?
+        .into_iter()
+        .map(|part| (part.split.unwrap_or(split).to_string(), part.task))
+        .collect())
+}
+
+/// A GUID derived from the recipe: unique per dataset, yet the same on every rerun so the
+/// files stay byte-identical.
+pub fn derived_canary(recipe: &Recipe) -> String {
+    let json = serde_json::to_string(recipe).unwrap_or_default();
+    let h = xxhash_rust::xxh3::xxh3_128(json.as_bytes());
+    let hi = ((h >> 64) as u64 & 0xffff_ffff_ffff_0fff) | 0x4000;
+    let lo = (h as u64 & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
+/// Hugging Face's split-name rule: `^\w+(\.\w+)*$`.
+pub fn valid_split(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.')
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_names_follow_the_hugging_face_rule() {
+        for ok in ["test", "train", "test.v2", "a_b"] {
+            assert!(valid_split(ok), "{ok}");
+        }
+        for bad in ["", "te st", "a..b", ".a", "a-b", "a/b"] {
+            assert!(!valid_split(bad), "{bad}");
+        }
+    }
+}
