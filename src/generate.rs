@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::mpsc::sync_channel;
 
 use anyhow::{Context, Result};
-use needlework_generators::hash::{content_hash, provenance_hash};
+use needlework_generators::hash::{content_hash, Provenance};
 use needlework_generators::{canonical_json, Cell, Run, Task};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
@@ -41,19 +41,18 @@ pub fn make_row(task: &dyn Task, run: &Run, recipe: &Recipe, cell: &Cell) -> Res
         )
     })?;
     let params = canonical_json(&task.params());
-    let provenance = provenance_hash(
-        task.name(),
-        &task.variant(),
-        &params,
-        recipe.seed,
-        cell.length,
-        cell.depth,
-        cell.sample,
-        &recipe.template_hash,
-        &recipe.haystack_id,
-        &recipe.tokenizer_id,
-        recipe.reserve,
-    );
+    let provenance = Provenance {
+        task: task.name(),
+        variant: &task.variant(),
+        params: &params,
+        seed: recipe.seed,
+        cell,
+        template_hash: &recipe.template_hash,
+        haystack_id: &recipe.haystack_id,
+        tokenizer_id: &recipe.tokenizer_id,
+        reserve: recipe.reserve,
+    }
+    .hash();
     Ok(Row {
         id: provenance[..16].to_string(),
         content_hash: content_hash(&instance),

@@ -26,12 +26,18 @@ pub fn flag(param: &str) -> String {
     }
 }
 
-/// A core refusal as one command-line line (exit 2).
+/// A core refusal as one command-line line (exit 2). Numbers and ranges (`0`, `9..3`) stand
+/// bare, names are quoted.
 pub fn worded(e: ParamError) -> anyhow::Error {
+    let numeric = !e.value.is_empty() && e.value.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let value = if numeric {
+        e.value
+    } else {
+        format!("'{}'", e.value)
+    };
     usage(format!(
-        "invalid {} '{}': expected {}",
+        "invalid {} {value}: expected {}",
         flag(e.param),
-        e.value,
         e.expected
     ))
 }
@@ -201,9 +207,8 @@ mod tests {
         assert_eq!(flag("tasks"), "--task");
         assert_eq!(flag("fact_window"), "--fact-window");
         let e = worded(ParamError::new("train_len", 3, "more than 4"));
-        assert_eq!(
-            e.to_string(),
-            "invalid --train-len '3': expected more than 4"
-        );
+        assert_eq!(e.to_string(), "invalid --train-len 3: expected more than 4");
+        let e = worded(ParamError::new("tasks", "qa21", "qa1 to qa20"));
+        assert_eq!(e.to_string(), "invalid --task 'qa21': expected qa1 to qa20");
     }
 }

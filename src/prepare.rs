@@ -103,7 +103,7 @@ pub fn prepare_run(
         haystack,
         template,
         seed,
-        reserve: reserve.unwrap_or(task.max_new_tokens() as u64),
+        reserve: reserve.unwrap_or(task.default_reserve() as u64),
     })
 }
 

@@ -73,7 +73,12 @@ fn the_same_commands_make_the_same_files() {
         );
         let new = manifest(&fresh);
         assert_eq!(new["recipe"], old["recipe"], "{}", dir.display());
-        assert_eq!(new["dataset_hash"], old["dataset_hash"], "{}", dir.display());
+        assert_eq!(
+            new["dataset_hash"],
+            old["dataset_hash"],
+            "{}",
+            dir.display()
+        );
         let files = old["files"].as_array().unwrap();
         assert!(!files.is_empty());
         for f in files {

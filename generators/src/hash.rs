@@ -55,36 +55,48 @@ impl FieldHasher {
     }
 }
 
-/// Everything that determines a row, hashed: the row's identity.
-#[allow(clippy::too_many_arguments)]
-pub fn provenance_hash(
-    task: &str,
-    variant: &str,
-    params: &str,
-    seed: u64,
-    length: u64,
-    depth: Option<f64>,
-    sample: u64,
-    template_hash: &str,
-    haystack_id: &str,
-    tokenizer_id: &str,
-    reserve: u64,
-) -> String {
-    let mut h = FieldHasher::new();
-    h.str("needlework-provenance")
-        .u64(crate::FORMAT_VERSION as u64)
-        .str(task)
-        .str(variant)
-        .str(params)
-        .u64(seed)
-        .u64(length)
-        .opt_f64(depth)
-        .u64(sample)
-        .str(template_hash)
-        .str(haystack_id)
-        .str(tokenizer_id)
-        .u64(reserve);
-    h.hex()
+/// Everything that determines a row: its hash is the row's identity.
+#[derive(Debug, Clone, Copy)]
+pub struct Provenance<'a> {
+    /// Task name.
+    pub task: &'a str,
+    /// Task variant.
+    pub variant: &'a str,
+    /// Canonical JSON of the task's content parameters.
+    pub params: &'a str,
+    /// Master seed.
+    pub seed: u64,
+    /// The instance's coordinates.
+    pub cell: &'a crate::Cell,
+    /// Content hash of the template source.
+    pub template_hash: &'a str,
+    /// Haystack identity.
+    pub haystack_id: &'a str,
+    /// Tokenizer identity.
+    pub tokenizer_id: &'a str,
+    /// Tokens kept free for the answer.
+    pub reserve: u64,
+}
+
+impl Provenance<'_> {
+    /// xxh3-128 over every field (and the format version), hex.
+    pub fn hash(&self) -> String {
+        let mut h = FieldHasher::new();
+        h.str("needlework-provenance")
+            .u64(crate::FORMAT_VERSION as u64)
+            .str(self.task)
+            .str(self.variant)
+            .str(self.params)
+            .u64(self.seed)
+            .u64(self.cell.length)
+            .opt_f64(self.cell.depth)
+            .u64(self.cell.sample)
+            .str(self.template_hash)
+            .str(self.haystack_id)
+            .str(self.tokenizer_id)
+            .u64(self.reserve);
+        h.hex()
+    }
 }
 
 /// A hash of the row's content: what `gen verify` compares.
@@ -135,19 +147,23 @@ mod tests {
 
     #[test]
     fn golden_provenance() {
-        let h = provenance_hash(
-            "niah",
-            "single",
-            "{}",
-            7,
-            32768,
-            Some(50.0),
-            0,
-            "t",
-            "h",
-            "o200k_base",
-            128,
-        );
+        let cell = crate::Cell {
+            length: 32768,
+            depth: Some(50.0),
+            sample: 0,
+        };
+        let h = Provenance {
+            task: "niah",
+            variant: "single",
+            params: "{}",
+            seed: 7,
+            cell: &cell,
+            template_hash: "t",
+            haystack_id: "h",
+            tokenizer_id: "o200k_base",
+            reserve: 128,
+        }
+        .hash();
         assert_eq!(h, GOLDEN);
     }
 

@@ -150,6 +150,34 @@ pub struct Instance {
     pub params: String,
 }
 
+impl Instance {
+    /// An instance of `task` at `cell` with the columns every task fills alike already set
+    /// (task, variant, coordinates, tokenizer, answer budget) and the content empty: tasks
+    /// fill the rest with struct update syntax, so the row's shape is defined here only.
+    pub fn at(task: &dyn Task, run: &Run, cell: &Cell) -> Instance {
+        Instance {
+            task: task.name().to_string(),
+            variant: task.variant(),
+            input: String::new(),
+            question: String::new(),
+            answer_prefix: String::new(),
+            target: String::new(),
+            answers: Vec::new(),
+            labels: Vec::new(),
+            metric: Metric::Exact,
+            max_new_tokens: task.default_reserve(),
+            target_length: cell.length,
+            length: 0,
+            tokenizer: run.tokenizer.id(),
+            depth_percent: cell.depth,
+            needle_offsets: Vec::new(),
+            needle_depths: Vec::new(),
+            sample_index: cell.sample,
+            params: String::new(),
+        }
+    }
+}
+
 /// Coordinates of one instance within a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cell {
@@ -229,8 +257,10 @@ pub trait Task: Send + Sync {
     fn default_depths(&self) -> Option<Vec<f64>> {
         Some(vec![50.0])
     }
-    /// Default answer budget, also the default reserve.
-    fn max_new_tokens(&self) -> u32;
+    /// Tokens kept free below the target when no reserve is given: the answer budget of tasks
+    /// whose answers have one size (also their rows' `max_new_tokens`), or 0 for tasks that
+    /// reserve each row's own answer length while fitting (posgen, sort, arith).
+    fn default_reserve(&self) -> u32;
     /// Example values of the template variables the task provides (besides `context`), used to
     /// check a template before any instance is generated.
     fn example_vars(&self) -> template::Vars;

@@ -388,7 +388,7 @@ impl Task for Arith {
         self.op == Op::Sum
     }
 
-    fn max_new_tokens(&self) -> u32 {
+    fn default_reserve(&self) -> u32 {
         0
     }
 
@@ -501,20 +501,14 @@ impl Task for Arith {
         p["operand_digits"] = json!(operands.iter().map(Vec::len).collect::<Vec<_>>());
         let target_tokens = tok.count(&target)?;
         Ok(Instance {
-            task: "arith".into(),
-            variant: self.variant(),
             input: fitted.input,
             question,
             answer_prefix: String::new(),
             target: target.clone(),
             answers: vec![target],
-            labels: Vec::new(),
             metric: Metric::Exact,
             max_new_tokens: (target_tokens + 16) as u32,
-            target_length: cell.length,
             length: fitted.length as u64,
-            tokenizer: tok.id(),
-            depth_percent: cell.depth,
             needle_offsets: if self.op == Op::Sum {
                 fitted.needle_offsets
             } else {
@@ -525,8 +519,8 @@ impl Task for Arith {
             } else {
                 Vec::new()
             },
-            sample_index: cell.sample,
             params: canonical_json(&p),
+            ..Instance::at(self, run, cell)
         })
     }
 }

@@ -481,7 +481,7 @@ impl Task for NeedleChain {
         self.diluted
     }
 
-    fn max_new_tokens(&self) -> u32 {
+    fn default_reserve(&self) -> u32 {
         MAX_NEW_TOKENS
     }
 
@@ -583,24 +583,17 @@ impl Task for NeedleChain {
         params["question_text"] = json!(built.question);
         params["people"] = json!(built.chain.people.len());
         Ok(Instance {
-            task: "needlechain".into(),
-            variant: self.variant(),
             input: fitted.input,
             question: built.question,
             answer_prefix: "Answer:".into(),
             target: built.target.clone(),
             answers: vec![built.target],
-            labels: Vec::new(),
             metric: Metric::Exact,
-            max_new_tokens: MAX_NEW_TOKENS,
-            target_length: cell.length,
             length: fitted.length as u64,
-            tokenizer: tok.id(),
-            depth_percent: cell.depth,
             needle_offsets: fitted.needle_offsets,
             needle_depths: fitted.needle_depths,
-            sample_index: cell.sample,
             params: canonical_json(&params),
+            ..Instance::at(self, run, cell)
         })
     }
 }

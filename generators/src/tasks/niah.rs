@@ -370,7 +370,7 @@ impl Task for Niah {
         true
     }
 
-    fn max_new_tokens(&self) -> u32 {
+    fn default_reserve(&self) -> u32 {
         MAX_NEW_TOKENS
     }
 
@@ -446,24 +446,17 @@ impl Task for Niah {
             .collect::<Vec<_>>());
         params["asked"] = json!(c.asked);
         Ok(Instance {
-            task: "niah".into(),
-            variant: self.variant(),
             input: fitted.input,
             question,
             answer_prefix,
             target,
             answers,
-            labels: Vec::new(),
             metric,
-            max_new_tokens: MAX_NEW_TOKENS,
-            target_length: cell.length,
             length: fitted.length as u64,
-            tokenizer: run.tokenizer.id(),
-            depth_percent: cell.depth,
             needle_offsets: fitted.needle_offsets,
             needle_depths: fitted.needle_depths,
-            sample_index: cell.sample,
             params: canonical_json(&params),
+            ..Instance::at(self, run, cell)
         })
     }
 }

@@ -232,7 +232,7 @@ impl Task for PosGen {
         false
     }
 
-    fn max_new_tokens(&self) -> u32 {
+    fn default_reserve(&self) -> u32 {
         0
     }
 
@@ -325,24 +325,14 @@ impl Task for PosGen {
         p["ood_from"] = json!(self.train_len);
         p["positions"] = json!(native);
         Ok(Instance {
-            task: "posgen".into(),
-            variant: self.variant(),
             input: fitted.input,
-            question: String::new(),
-            answer_prefix: String::new(),
             target,
             answers: continuation,
-            labels: Vec::new(),
             metric: Metric::Exact,
             max_new_tokens: (target_tokens + 16) as u32,
-            target_length: cell.length,
             length: fitted.length as u64,
-            tokenizer: tok.id(),
-            depth_percent: None,
-            needle_offsets: Vec::new(),
-            needle_depths: Vec::new(),
-            sample_index: cell.sample,
             params: canonical_json(&p),
+            ..Instance::at(self, run, cell)
         })
     }
 }

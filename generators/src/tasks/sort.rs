@@ -288,7 +288,7 @@ impl Task for Sort {
         self.hidden
     }
 
-    fn max_new_tokens(&self) -> u32 {
+    fn default_reserve(&self) -> u32 {
         0
     }
 
@@ -369,20 +369,14 @@ impl Task for Sort {
         p["keys"] = json!(keys);
         p["kind"] = json!(if self.words { "words" } else { "numbers" });
         Ok(Instance {
-            task: "sort".into(),
-            variant: self.variant(),
             input: fitted.input,
             question,
             answer_prefix: "Sorted:".into(),
             target,
             answers,
-            labels: Vec::new(),
             metric: Metric::Exact,
             max_new_tokens: (target_tokens + 16) as u32,
-            target_length: cell.length,
             length: fitted.length as u64,
-            tokenizer: tok.id(),
-            depth_percent: cell.depth,
             needle_offsets: if self.hidden {
                 fitted.needle_offsets
             } else {
@@ -393,8 +387,8 @@ impl Task for Sort {
             } else {
                 Vec::new()
             },
-            sample_index: cell.sample,
             params: canonical_json(&p),
+            ..Instance::at(self, run, cell)
         })
     }
 }

@@ -936,7 +936,7 @@ impl Task for Babilong {
         None
     }
 
-    fn max_new_tokens(&self) -> u32 {
+    fn default_reserve(&self) -> u32 {
         MAX_NEW_TOKENS
     }
 
