@@ -42,9 +42,12 @@ pub fn fixed_shape(qa: u8) -> bool {
     qa == 4 || qa >= 14
 }
 
+/// A bAbI task number with the story sizes (facts, inclusive) it generates.
+pub type StorySizes = (u8, (u32, u32));
+
 impl BabilongParams {
     /// Check every parameter; the story sizes of each task, in `tasks` order.
-    pub fn story_sizes(&self) -> Result<Vec<(u8, (u32, u32))>, ParamError> {
+    pub fn story_sizes(&self) -> Result<Vec<StorySizes>, ParamError> {
         if self.tasks.is_empty() {
             return Err(ParamError::new("tasks", "", "at least one of qa1 to qa20"));
         }
