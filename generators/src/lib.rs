@@ -2,7 +2,34 @@
 //!
 //! Seed and parameters in, instance out: no I/O beyond the inputs handed in, no clocks, no
 //! shared random state. The `gen` binary is a thin shell around this crate (CLI, Parquet,
-//! manifest, verification). A task is one module implementing [`Task`], plus its template.
+//! manifest, verification). A task is one module implementing [`Task`], its parameter struct
+//! (registered in [`tasks::TaskParams`]), plus its template.
+//!
+//! Generating one instance from code:
+//!
+//! ```
+//! use needlework_generators::tasks::niah::{NiahParams, NiahVariant};
+//! use needlework_generators::tasks::{Part, TaskParams};
+//! use needlework_generators::{templates, Cell, Haystack, HaystackKind, Run, Template, Tokenizer};
+//!
+//! let params = TaskParams::Niah(NiahParams::variant(NiahVariant::Single));
+//! let Part { task, .. } = params.parts().unwrap().remove(0);
+//! let tokenizer = Tokenizer::builtin("o200k").unwrap();
+//! let haystack = Haystack::prepare(HaystackKind::Noise, None, &tokenizer).unwrap();
+//! let source = templates::builtin("niah", "default").unwrap();
+//! let run = Run {
+//!     template: Template::compile("niah/default", source).unwrap(),
+//!     haystack: Some(haystack),
+//!     tokenizer,
+//!     seed: 7,
+//!     reserve: task.default_reserve() as u64,
+//! };
+//! let cell = Cell { length: 2048, depth: Some(50.0), sample: 0 };
+//! let instance = task.generate(&run, &cell).unwrap();
+//! assert!(instance.length + 128 <= 2048);
+//! assert!(instance.input.contains(&instance.answers[0]));
+//! ```
+#![warn(missing_docs)]
 
 #[macro_use]
 pub mod choice;
@@ -92,7 +119,8 @@ pub enum Metric {
     Exact,
     /// The same set of items.
     Set,
-    /// Exactly one label of `labels`.
+    /// The labels of the closed set `labels` found in the output are exactly the gold items
+    /// (one label for most bAbI tasks, several for lists and paths).
     Label,
 }
 

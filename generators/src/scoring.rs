@@ -19,11 +19,17 @@ use crate::Metric;
 /// What a row needs for scoring.
 #[derive(Debug, Clone, Copy)]
 pub struct Gold<'a> {
+    /// Which rule applies.
     pub metric: Metric,
+    /// The canonical answer (`exact`).
     pub target: &'a str,
+    /// The gold items (`all`, `any`, `set`, `label`).
     pub answers: &'a [String],
+    /// The closed label set (`label`).
     pub labels: &'a [String],
+    /// The question: labels it mentions are ignored in the output unless gold (`label`).
     pub question: &'a str,
+    /// A repeated answer prefix is dropped from the output before comparing (`exact`).
     pub answer_prefix: &'a str,
 }
 
