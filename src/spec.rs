@@ -1,4 +1,4 @@
-//! Parsing of `--len` and `--depths`, shared by every task and by suite files.
+//! Parsing of `--len` and `--depths`, shared by every task.
 
 /// Largest accepted target length (64m tokens): beyond it one instance would not fit in the
 /// memory budget of a worker.

@@ -1,6 +1,6 @@
 //! Closed sets of named choices (`--key-type words|numbers|uuids`, `"order": "forward"`).
 //!
-//! A choice is spelled the same way on the command line, in suite files, in manifests and in
+//! A choice is spelled the same way on the command line, in manifests, in recipe files and in
 //! row `params`, so one declaration gives the enum its names, parsing, printing and serde form.
 
 /// A name that is not one of a choice's accepted names.

@@ -85,7 +85,7 @@ pub enum GenError {
 }
 
 /// A task parameter the core refuses, named as the parameter structs spell it (`key_type`), so
-/// each front end (command-line flags, suite files) can word it in its own terms.
+/// each front end (command-line flags, or a file of recipes) can word it in its own terms.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("invalid {param} '{value}': expected {expected}")]
 pub struct ParamError {
