@@ -12,6 +12,9 @@
 pub mod puzzles;
 pub mod world;
 
+#[cfg(test)]
+mod fingerprint;
+
 use serde_json::{json, Value};
 
 use crate::fit::{fit_placed, render_facts, NeedleSpec, Placement};
