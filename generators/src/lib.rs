@@ -4,6 +4,7 @@
 //! shared random state. The `gen` binary is a thin shell around this crate (CLI, Parquet,
 //! manifest, verification). A task is one module implementing [`Task`], plus its template.
 
+pub mod bignum;
 pub mod fit;
 pub mod hash;
 pub mod haystack;
