@@ -30,7 +30,7 @@ fn configurations() -> Vec<Babilong> {
         for vocab in ["babi", "fresh"] {
             out.push(Babilong::new(qa, vocab, None, (0.0, 100.0)).unwrap());
             if qa != 4 && qa < 14 {
-                let min = Babilong::min_facts(qa);
+                let min = spec::find(qa).unwrap().min_facts;
                 out.push(Babilong::new(qa, vocab, Some((min, min + 50)), (10.0, 90.0)).unwrap());
             }
         }

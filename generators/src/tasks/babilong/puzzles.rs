@@ -6,12 +6,16 @@
 
 use serde_json::{json, Value};
 
-use super::{Story, Vocab, DIRECTIONS};
+use super::render::{relation_json, DIRECTIONS};
+use super::{Story, Vocab};
 use crate::rng::Rng;
 
 /// Which names a puzzle draws from: bAbI's, or our fresh lists.
 pub struct Names<'a> {
+    /// Whether the story uses fresh names, so the puzzle draws its species, colours, shapes
+    /// and things from our lists too.
     pub fresh: bool,
+    /// The story's actors, places and objects.
     pub vocab: &'a Vocab,
 }
 
@@ -73,7 +77,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 fn story(
     vocab: &Vocab,
     facts: Vec<String>,
-    data: (&str, Value),
+    data: (&'static str, Value),
     (query, question): (Value, String),
     answer: String,
     supporting: Vec<usize>,
@@ -85,15 +89,71 @@ fn story(
     Story {
         vocab: vocab.clone(),
         events: Vec::new(),
-        relations: Vec::new(),
-        data: vec![(data.0.to_string(), data.1)],
-        labels: Some(labels),
+        data_key: data.0,
+        data: data.1,
+        labels,
         facts,
         query,
         question,
         answers: vec![answer],
         supporting,
     }
+}
+
+/// qa4: three places related by two compass facts; the question reads one fact forwards or
+/// backwards. The second direction is never the opposite of the first, which would put two
+/// places in one spot.
+pub fn compass(names: &Names<'_>, rng: &mut Rng) -> Story {
+    let v = names.vocab;
+    let idx = rng.sample_indices(v.places.len(), 3);
+    let (x, y, z) = (idx[0], idx[1], idx[2]);
+    let d1 = rng.index(4);
+    let d2 = (d1 + 3 + rng.index(3)) % 4; // any but (d1 + 2) % 4
+    let mut relations = [(y, d1, x), (z, d2, y)];
+    if rng.chance(1, 2) {
+        relations.swap(0, 1);
+    }
+    let asked = rng.index(2);
+    let (a, d, b) = relations[asked];
+    let place = |p: usize| v.places[p].clone();
+    let (query, question, answer) = if rng.chance(1, 2) {
+        (
+            json!({"kind": "what_is_dir_of", "direction": DIRECTIONS[d], "location": place(b)}),
+            format!("What is {} of the {}?", DIRECTIONS[d], place(b)),
+            place(a),
+        )
+    } else {
+        (
+            json!({"kind": "what_is_location_dir_of", "location": place(a), "direction": DIRECTIONS[d]}),
+            format!("What is the {} {} of?", place(a), DIRECTIONS[d]),
+            place(b),
+        )
+    };
+    let facts = relations
+        .iter()
+        .map(|&(a, d, b)| {
+            let verb = if rng.chance(1, 2) { "is" } else { "lies" };
+            format!(
+                "The {} {verb} {} of the {}.",
+                place(a),
+                DIRECTIONS[d],
+                place(b)
+            )
+        })
+        .collect();
+    let data: Vec<Value> = relations
+        .iter()
+        .map(|&(a, d, b)| relation_json(&place(a), d, &place(b)))
+        .collect();
+    story(
+        v,
+        facts,
+        ("relations", json!(data)),
+        (query, question),
+        answer,
+        vec![asked],
+        v.places.clone(),
+    )
 }
 
 /// qa14: moves at four times of day, told out of order; where was someone before a place.
@@ -434,7 +494,7 @@ pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
         .collect();
     let relations: Vec<Value> = links
         .iter()
-        .map(|&(n, d, o)| json!({"location": name(n), "direction": DIRECTIONS[d], "of": name(o)}))
+        .map(|&(n, d, o)| relation_json(&name(n), d, &name(o)))
         .collect();
     let labels = LETTERS
         .iter()
