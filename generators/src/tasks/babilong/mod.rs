@@ -66,77 +66,6 @@ pub const MAX_FACTS: u32 = 5000;
 /// Answer budget: one word or a short list.
 pub const MAX_NEW_TOKENS: u32 = 16;
 
-/// Which names a story uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VocabKind {
-    /// bAbI's six places, three objects and four actors.
-    Babi,
-    /// Names drawn per instance from our larger lists.
-    Fresh,
-}
-
-impl VocabKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            VocabKind::Babi => "babi",
-            VocabKind::Fresh => "fresh",
-        }
-    }
-}
-
-/// The names of one story's world.
-#[derive(Debug, Clone)]
-pub struct Vocab {
-    /// Actor names with whether the story calls them "he" (else "she").
-    pub actors: Vec<(String, bool)>,
-    /// Place names, without "the".
-    pub places: Vec<String>,
-    /// Gettable object names, without "the".
-    pub objects: Vec<String>,
-}
-
-impl Vocab {
-    /// The name of actor `a`.
-    pub fn actor(&self, a: usize) -> &str {
-        &self.actors[a].0
-    }
-
-    /// The name of place `p`.
-    pub fn place(&self, p: usize) -> &str {
-        &self.places[p]
-    }
-
-    /// The name of object `o`.
-    pub fn object(&self, o: usize) -> &str {
-        &self.objects[o]
-    }
-}
-
-/// A story with its question, ready to render.
-#[derive(Debug, Clone)]
-pub struct Story {
-    /// The names the story uses.
-    pub vocab: Vocab,
-    /// Walk stories: the facts as data (empty for puzzles).
-    pub events: Vec<Event>,
-    /// The `params` key the facts as data go under: `events`, `relations` or `statements`.
-    pub data_key: &'static str,
-    /// The facts as data, with names.
-    pub data: Value,
-    /// The closed answer set.
-    pub labels: Vec<String>,
-    /// The fact sentences, in story order.
-    pub facts: Vec<String>,
-    /// The question as data.
-    pub query: Value,
-    /// The question as the prompt states it.
-    pub question: String,
-    /// Gold items (one label, or the items of a list).
-    pub answers: Vec<String>,
-    /// Indices of the supporting facts, ascending.
-    pub supporting: Vec<usize>,
-}
-
 /// Validated babilong parameters for one bAbI task.
 #[derive(Debug, Clone)]
 pub struct Babilong {
@@ -229,7 +158,80 @@ impl Babilong {
             fresh_objects: word_list(FRESH_OBJECTS),
         })
     }
+}
 
+/// Which names a story uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VocabKind {
+    /// bAbI's six places, three objects and four actors.
+    Babi,
+    /// Names drawn per instance from our larger lists.
+    Fresh,
+}
+
+impl VocabKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            VocabKind::Babi => "babi",
+            VocabKind::Fresh => "fresh",
+        }
+    }
+}
+
+/// The names of one story's world.
+#[derive(Debug, Clone)]
+pub struct Vocab {
+    /// Actor names with whether the story calls them "he" (else "she").
+    pub actors: Vec<(String, bool)>,
+    /// Place names, without "the".
+    pub places: Vec<String>,
+    /// Gettable object names, without "the".
+    pub objects: Vec<String>,
+}
+
+impl Vocab {
+    /// The name of actor `a`.
+    pub fn actor(&self, a: usize) -> &str {
+        &self.actors[a].0
+    }
+
+    /// The name of place `p`.
+    pub fn place(&self, p: usize) -> &str {
+        &self.places[p]
+    }
+
+    /// The name of object `o`.
+    pub fn object(&self, o: usize) -> &str {
+        &self.objects[o]
+    }
+}
+
+/// A story with its question, ready to render.
+#[derive(Debug, Clone)]
+pub struct Story {
+    /// The names the story uses.
+    pub vocab: Vocab,
+    /// Walk stories: the facts as data (empty for puzzles).
+    pub events: Vec<Event>,
+    /// The `params` key the facts as data go under: `events`, `relations` or `statements`.
+    pub data_key: &'static str,
+    /// The facts as data, with names.
+    pub data: Value,
+    /// The closed answer set.
+    pub labels: Vec<String>,
+    /// The fact sentences, in story order.
+    pub facts: Vec<String>,
+    /// The question as data.
+    pub query: Value,
+    /// The question as the prompt states it.
+    pub question: String,
+    /// Gold items (one label, or the items of a list).
+    pub answers: Vec<String>,
+    /// Indices of the supporting facts, ascending.
+    pub supporting: Vec<usize>,
+}
+
+impl Babilong {
     fn content_params(&self) -> Value {
         json!({
             "task": format!("qa{}", self.qa),
