@@ -160,21 +160,27 @@ pub fn compass(names: &Names<'_>, rng: &mut Rng) -> Story {
 pub fn time_reasoning(names: &Names<'_>, rng: &mut Rng) -> Story {
     let v = names.vocab;
     let actors = 1 + rng.index(v.actors.len().min(3));
-    let mut moves: Vec<(usize, usize, usize)> = Vec::new(); // (actor, time, place)
+    // Each actor's moves in time order, so a move's predecessor is the one listed before it.
+    let mut in_time_order: Vec<(usize, usize, usize)> = Vec::new(); // (actor, time, place)
     for a in rng.sample_indices(v.actors.len(), actors) {
         let slots = 2 + rng.index(3);
         let places = rng.sample_indices(v.places.len(), slots);
         for (t, p) in places.into_iter().enumerate() {
-            moves.push((a, t, p));
+            in_time_order.push((a, t, p));
         }
     }
-    rng.shuffle(&mut moves);
+    // Told out of order: `told[j]` is the move told j-th, `position[k]` where move k is told.
+    let mut told: Vec<usize> = (0..in_time_order.len()).collect();
+    rng.shuffle(&mut told);
+    let mut position = vec![0; told.len()];
+    for (j, &k) in told.iter().enumerate() {
+        position[k] = j;
+    }
+    let moves: Vec<(usize, usize, usize)> = told.iter().map(|&k| in_time_order[k]).collect();
     let asked: Vec<usize> = (0..moves.len()).filter(|&i| moves[i].1 > 0).collect();
     let i = *rng.choose(&asked);
-    let (a, t, p) = moves[i];
-    let before = (0..moves.len())
-        .find(|&j| moves[j].0 == a && moves[j].1 == t - 1)
-        .unwrap_or(i);
+    let (a, _, p) = moves[i];
+    let before = position[told[i] - 1];
     let facts = moves
         .iter()
         .map(|&(a, t, p)| {
@@ -215,11 +221,13 @@ pub fn deduction(names: &Names<'_>, rng: &mut Rng) -> Story {
     let mut facts = Vec::new();
     let mut statements = Vec::new();
     let mut fear_fact = vec![0usize; n];
+    let mut afraid_of = vec![0usize; n];
     let mut order: Vec<usize> = (0..n).collect();
     rng.shuffle(&mut order);
     for &s in &order {
         let t = (s + 1 + rng.index(n - 1)) % n;
         fear_fact[s] = facts.len();
+        afraid_of[s] = t;
         let form = if rng.chance(1, 2) {
             format!("Every {} is afraid of every {}.", species[s], species[t])
         } else {
@@ -237,10 +245,7 @@ pub fn deduction(names: &Names<'_>, rng: &mut Rng) -> Story {
         statements.push(json!({"kind": "member", "actor": v.actors[m].0, "species": species[s]}));
     }
     let &(m, s, f) = rng.choose(&member_fact);
-    let feared = statements[fear_fact[s]]["afraid_of"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let feared = species[afraid_of[s]].to_string();
     story(
         v,
         facts,
@@ -280,14 +285,13 @@ pub fn induction(names: &Names<'_>, rng: &mut Rng) -> Story {
         statements.push(json!({"kind": "colour", "actor": name, "colour": colours[colour_of[s]]}));
         first_of_species[s].get_or_insert((at, at + 1));
     }
-    let seen: Vec<usize> = (0..species.len())
-        .filter(|&s| first_of_species[s].is_some())
+    let seen: Vec<(usize, (usize, usize))> = (0..species.len())
+        .filter_map(|s| first_of_species[s].map(|facts| (s, facts)))
         .collect();
-    let s = *rng.choose(&seen);
+    let (s, (a, b)) = *rng.choose(&seen);
     let name = &v.actors[asked].0;
     facts.push(format!("{name} is a {}.", species[s]));
     statements.push(json!({"kind": "member", "actor": name, "species": species[s]}));
-    let (a, b) = first_of_species[s].unwrap_or((0, 1));
     story(
         v,
         facts.clone(),
@@ -439,6 +443,16 @@ pub fn sizes(names: &Names<'_>, rng: &mut Rng) -> Story {
     )
 }
 
+/// A two-step qa19 route: where from, where to, and each step's direction of travel and the
+/// fact that states its link.
+#[derive(Clone, Copy)]
+struct Route {
+    from: usize,
+    to: usize,
+    directions: [usize; 2],
+    facts: [usize; 2],
+}
+
 /// qa19: five places on a grid linked by compass facts (a tree, so paths are unique); how to
 /// go between two places two steps apart.
 pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
@@ -458,7 +472,7 @@ pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
     }
     rng.shuffle(&mut links);
     // Neighbours with the direction of travel.
-    let mut pairs: Vec<(usize, usize, usize)> = Vec::new(); // (from, to, 2-step middle)
+    let mut routes: Vec<Route> = Vec::new();
     let moves = |x: usize| -> Vec<(usize, usize, usize)> {
         // (neighbour, direction from x to it, fact index)
         links
@@ -476,17 +490,25 @@ pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
             .collect()
     };
     for a in 0..places.len() {
-        for (b, _, _) in moves(a) {
-            for (c, _, _) in moves(b) {
+        for (b, d1, f1) in moves(a) {
+            for (c, d2, f2) in moves(b) {
                 if c != a {
-                    pairs.push((a, c, b));
+                    routes.push(Route {
+                        from: a,
+                        to: c,
+                        directions: [d1, d2],
+                        facts: [f1, f2],
+                    });
                 }
             }
         }
     }
-    let &(a, c, b) = rng.choose(&pairs);
-    let (_, d1, f1) = moves(a).into_iter().find(|m| m.0 == b).unwrap_or((b, 0, 0));
-    let (_, d2, f2) = moves(b).into_iter().find(|m| m.0 == c).unwrap_or((c, 0, 0));
+    let Route {
+        from: a,
+        to: c,
+        directions: [d1, d2],
+        facts: [f1, f2],
+    } = *rng.choose(&routes);
     let name = |i: usize| v.places[places[i]].clone();
     let facts = links
         .iter()
