@@ -612,3 +612,7 @@ pub fn motivations(names: &Names<'_>, rng: &mut Rng) -> Story {
         labels,
     )
 }
+
+#[cfg(test)]
+#[path = "puzzles_tests.rs"]
+mod tests;

@@ -146,3 +146,102 @@ fn companions(coreference: bool, world: &World, rng: &mut Rng) -> Event {
         form: rng.next_u64(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Stream;
+
+    /// A story of 300 facts from `events`, each checked by `rule` against the world before it.
+    fn each_fact(events: Events, rule: impl Fn(&World, &Event)) {
+        let sizes = Sizes {
+            actors: 4,
+            places: 6,
+            objects: 3,
+        };
+        for seed in 0..20 {
+            let mut rng = Rng::from_seed_u64(seed, Stream::Content);
+            let mut world = World::new(sizes, &mut rng);
+            for _ in 0..300 {
+                let event = next_event(events, &world, &mut rng);
+                rule(&world, &event);
+                world.apply(event).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn negations_say_no_longer_only_where_the_reader_saw_the_actor() {
+        each_fact(Events::Negations, |world, event| match *event {
+            Event::Move { movers, .. } => assert_eq!(movers, Movers::alone(movers.actor)),
+            Event::NotIn {
+                actor,
+                location,
+                form,
+            } => {
+                let seen_there = world.whereabouts[actor] == Some(Whereabouts::At(location));
+                assert_eq!(form == 1, seen_there);
+            }
+            _ => panic!("qa9 has moves and negations only: {event:?}"),
+        });
+    }
+
+    #[test]
+    fn alternatives_name_two_places() {
+        each_fact(Events::Alternatives, |_, event| match *event {
+            Event::Move { movers, .. } => assert_eq!(movers, Movers::alone(movers.actor)),
+            Event::EitherIn {
+                location,
+                alternative,
+                ..
+            } => assert_ne!(location, alternative),
+            _ => panic!("qa10 has moves and alternatives only: {event:?}"),
+        });
+    }
+
+    #[test]
+    fn a_pronoun_refers_to_the_named_actor_just_before() {
+        each_fact(Events::Coreferences, |world, event| {
+            let Event::Move { movers, .. } = *event else {
+                panic!("qa11 has moves only");
+            };
+            assert_eq!(movers.companion, None);
+            if movers.coreference {
+                let previous = world.events.last().expect("a pronoun has an antecedent");
+                assert!(!previous.is_coreference());
+                assert_eq!(previous.actor(), movers.actor);
+            }
+        });
+    }
+
+    #[test]
+    fn companions_go_where_neither_is() {
+        for coreference in [false, true] {
+            each_fact(Events::Companions { coreference }, |world, event| {
+                let Event::Move {
+                    movers, location, ..
+                } = *event
+                else {
+                    panic!("qa12 and qa13 have moves only");
+                };
+                for a in movers.all() {
+                    assert_ne!(world.actor_at[a], Some(location));
+                }
+                assert!(coreference || !movers.coreference);
+                if movers.coreference {
+                    let Some(&Event::Move { movers: named, .. }) = world.events.last() else {
+                        panic!("a pronoun follows a move");
+                    };
+                    assert_eq!(
+                        named,
+                        Movers {
+                            coreference: false,
+                            ..movers
+                        }
+                    );
+                    assert!(named.companion.is_some());
+                }
+            });
+        }
+    }
+}
