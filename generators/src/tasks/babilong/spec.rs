@@ -135,10 +135,14 @@ pub struct TaskSpec {
     pub instruction: &'static str,
 }
 
+/// The instruction of every task answered with a place.
 const WHERE: &str = "Answer with one word: the name of a place.";
+/// The instruction of the yes-or-no tasks.
 const YES_NO: &str = "Answer yes or no.";
 
-const fn walk(
+/// A walk task as most are: bAbI's four actors, a place for an answer. Table entries that
+/// differ override fields with `..walk_task(…)`.
+const fn walk_task(
     qa: u8,
     facts: (u32, u32),
     min_facts: u32,
@@ -157,7 +161,8 @@ const fn walk(
     }
 }
 
-const fn puzzle(
+/// A fixed-shape task: `--facts` does not apply, so its sizes are the unused default.
+const fn puzzle_task(
     qa: u8,
     make: fn(&Names<'_>, &mut Rng) -> Story,
     labels: Labels,
@@ -175,6 +180,7 @@ const fn puzzle(
     }
 }
 
+/// The action frequencies of a walk, in the order moves, gets, drops, gives.
 const fn mix(moves: u64, gets: u64, drops: u64, gives: u64) -> Events {
     Events::Mixed(Mix {
         moves,
@@ -186,43 +192,43 @@ const fn mix(moves: u64, gets: u64, drops: u64, gives: u64) -> Events {
 
 /// The tasks, qa1 to qa20 in order.
 pub const SPECS: [TaskSpec; 20] = [
-    walk(1, (2, 10), 1, mix(1, 0, 0, 0), Question::WhereIsActor),
-    walk(2, (2, 88), 1, mix(5, 3, 2, 0), Question::WhereIsObject),
-    walk(3, (4, 228), 3, mix(5, 3, 2, 0), Question::WhereWasObject),
+    walk_task(1, (2, 10), 1, mix(1, 0, 0, 0), Question::WhereIsActor),
+    walk_task(2, (2, 88), 1, mix(5, 3, 2, 0), Question::WhereIsObject),
+    walk_task(3, (4, 228), 3, mix(5, 3, 2, 0), Question::WhereWasObject),
     TaskSpec {
         default_facts: (2, 2),
-        ..puzzle(4, puzzles::compass, Labels::Places, WHERE)
+        ..puzzle_task(4, puzzles::compass, Labels::Places, WHERE)
     },
     TaskSpec {
         classic_actors: &CLASSIC_GIVERS,
         labels: Labels::ActorsAndObjects,
         instruction: "Answer with one word: a name or an object.",
-        ..walk(5, (4, 60), 2, mix(4, 3, 1, 4), Question::Giving)
+        ..walk_task(5, (4, 60), 2, mix(4, 3, 1, 4), Question::Giving)
     },
     TaskSpec {
         labels: Labels::YesNo,
         instruction: YES_NO,
-        ..walk(6, (2, 26), 1, mix(6, 2, 1, 0), Question::IsActorIn)
+        ..walk_task(6, (2, 26), 1, mix(6, 2, 1, 0), Question::IsActorIn)
     },
     TaskSpec {
         labels: Labels::Counts,
         instruction: "Answer with a number written as a word: none, one, two or three.",
-        ..walk(7, (4, 40), 2, mix(4, 4, 2, 2), Question::CountCarried)
+        ..walk_task(7, (4, 40), 2, mix(4, 4, 2, 2), Question::CountCarried)
     },
     TaskSpec {
         labels: Labels::ObjectsOrNothing,
         instruction: "Answer with the objects separated by commas, or with nothing.",
-        ..walk(8, (4, 40), 2, mix(4, 4, 2, 2), Question::ListCarried)
+        ..walk_task(8, (4, 40), 2, mix(4, 4, 2, 2), Question::ListCarried)
     },
     TaskSpec {
         labels: Labels::YesNo,
         instruction: YES_NO,
-        ..walk(9, (2, 10), 1, Events::Negations, Question::IsActorMaybeIn)
+        ..walk_task(9, (2, 10), 1, Events::Negations, Question::IsActorMaybeIn)
     },
     TaskSpec {
         labels: Labels::YesNoMaybe,
         instruction: "Answer yes, no or maybe.",
-        ..walk(
+        ..walk_task(
             10,
             (2, 10),
             1,
@@ -230,43 +236,43 @@ pub const SPECS: [TaskSpec; 20] = [
             Question::IsActorMaybeIn,
         )
     },
-    walk(11, (2, 10), 1, Events::Coreferences, Question::WhereIsActor),
-    walk(
+    walk_task(11, (2, 10), 1, Events::Coreferences, Question::WhereIsActor),
+    walk_task(
         12,
         (2, 10),
         1,
         Events::Companions { coreference: false },
         Question::WhereIsActor,
     ),
-    walk(
+    walk_task(
         13,
         (2, 10),
         1,
         Events::Companions { coreference: true },
         Question::WhereIsActor,
     ),
-    puzzle(14, puzzles::time_reasoning, Labels::FromPuzzle, WHERE),
-    puzzle(
+    puzzle_task(14, puzzles::time_reasoning, Labels::FromPuzzle, WHERE),
+    puzzle_task(
         15,
         puzzles::deduction,
         Labels::FromPuzzle,
         "Answer with one word: an animal.",
     ),
-    puzzle(
+    puzzle_task(
         16,
         puzzles::induction,
         Labels::FromPuzzle,
         "Answer with one word: a colour.",
     ),
-    puzzle(17, puzzles::positions, Labels::FromPuzzle, YES_NO),
-    puzzle(18, puzzles::sizes, Labels::FromPuzzle, YES_NO),
-    puzzle(
+    puzzle_task(17, puzzles::positions, Labels::FromPuzzle, YES_NO),
+    puzzle_task(18, puzzles::sizes, Labels::FromPuzzle, YES_NO),
+    puzzle_task(
         19,
         puzzles::path_finding,
         Labels::FromPuzzle,
         "Answer with the two directions, n, s, e or w, separated by a comma, like n,e.",
     ),
-    puzzle(
+    puzzle_task(
         20,
         puzzles::motivations,
         Labels::FromPuzzle,
