@@ -498,6 +498,17 @@ mod tests {
         }
     }
 
+    /// The one place the fingerprint tests build a task, so a new constructor changes one line.
+    fn arith(
+        op: &str,
+        digits: (u32, u32),
+        carries: &str,
+        layout: &str,
+        count: Option<usize>,
+    ) -> Option<Arith> {
+        Arith::new(op, digits, carries, layout, count).ok()
+    }
+
     fn hash_result(h: &mut crate::hash::FieldHasher, got: Result<Instance, GenError>) {
         match got {
             Ok(instance) => h.str(&crate::hash::content_hash(&instance)),
@@ -512,11 +523,10 @@ mod tests {
         let run = run(false);
         let mut h = crate::hash::FieldHasher::new();
         for op in ["add", "sub", "mul"] {
-            for (_, layout) in LAYOUTS {
+            for layout in ["plain", "reversed", "reversed-answer", "padded", "hints"] {
                 for carries in ["any", "none", "max"] {
                     for digits in [(1, 12), (1, 3), (20, 90)] {
-                        let layout = name_of(LAYOUTS, *layout);
-                        let Ok(task) = Arith::new(op, digits, carries, layout, None) else {
+                        let Some(task) = arith(op, digits, carries, layout, None) else {
                             h.str("refused");
                             continue;
                         };
@@ -544,7 +554,7 @@ mod tests {
         let run = run(true);
         let mut h = crate::hash::FieldHasher::new();
         for (digits, count) in [((1, 6), None), ((3, 30), Some(4)), ((1, 2), Some(40))] {
-            let task = Arith::new("sum", digits, "any", "plain", count).unwrap();
+            let task = arith("sum", digits, "any", "plain", count).unwrap();
             h.u64(task.minimum_length(&run).unwrap());
             for sample in 0..6 {
                 for depth in [None, Some(0.0), Some(42.0), Some(100.0)] {
