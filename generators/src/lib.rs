@@ -33,6 +33,7 @@
 
 #[macro_use]
 pub mod choice;
+pub mod bignum;
 pub mod fit;
 pub mod hash;
 pub mod haystack;

@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::bignum::{add, compare, decimal, mul, reversed_decimal, sub, trim};
 use crate::fit::{fit, render_facts, NeedleSpec};
 use crate::rng::{Rng, Stream};
 use crate::template::{vars, Vars};
@@ -242,84 +243,11 @@ impl Arith {
         }
         trim(&mut a);
         trim(&mut b);
-        if self.op == Op::Sub && cmp_digits(&a, &b) == std::cmp::Ordering::Less {
+        if self.op == Op::Sub && compare(&a, &b) == std::cmp::Ordering::Less {
             std::mem::swap(&mut a, &mut b);
         }
         (a, b)
     }
-}
-
-fn trim(d: &mut Vec<u8>) {
-    while d.len() > 1 && *d.last().unwrap_or(&1) == 0 {
-        d.pop();
-    }
-}
-
-fn cmp_digits(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    a.len()
-        .cmp(&b.len())
-        .then_with(|| a.iter().rev().cmp(b.iter().rev()))
-}
-
-/// Schoolbook addition (digits least significant first); also returns the carry columns.
-pub fn add(a: &[u8], b: &[u8]) -> (Vec<u8>, Vec<bool>) {
-    let n = a.len().max(b.len());
-    let mut out = Vec::with_capacity(n + 1);
-    let mut carries = Vec::with_capacity(n);
-    let mut c = 0u8;
-    for i in 0..n {
-        let s = a.get(i).copied().unwrap_or(0) + b.get(i).copied().unwrap_or(0) + c;
-        out.push(s % 10);
-        c = s / 10;
-        carries.push(c == 1);
-    }
-    if c > 0 {
-        out.push(c);
-    }
-    (out, carries)
-}
-
-/// Schoolbook subtraction a − b for a ≥ b; also returns the borrow columns.
-pub fn sub(a: &[u8], b: &[u8]) -> (Vec<u8>, Vec<bool>) {
-    let mut out = Vec::with_capacity(a.len());
-    let mut borrows = Vec::with_capacity(a.len());
-    let mut br = 0i8;
-    for (i, &ai) in a.iter().enumerate() {
-        let mut d = ai as i8 - b.get(i).copied().unwrap_or(0) as i8 - br;
-        br = i8::from(d < 0);
-        if d < 0 {
-            d += 10;
-        }
-        out.push(d as u8);
-        borrows.push(br == 1);
-    }
-    trim(&mut out);
-    (out, borrows)
-}
-
-/// Schoolbook multiplication.
-pub fn mul(a: &[u8], b: &[u8]) -> Vec<u8> {
-    let mut acc = vec![0u32; a.len() + b.len()];
-    for (i, &x) in a.iter().enumerate() {
-        for (j, &y) in b.iter().enumerate() {
-            acc[i + j] += u32::from(x) * u32::from(y);
-        }
-        // Normalise as we go so the accumulators stay small.
-        let mut c = 0;
-        for v in acc.iter_mut() {
-            let s = *v + c;
-            *v = s % 10;
-            c = s / 10;
-        }
-    }
-    let mut out: Vec<u8> = acc.into_iter().map(|v| v as u8).collect();
-    trim(&mut out);
-    out
-}
-
-/// Natural-order decimal string.
-pub fn decimal(d: &[u8]) -> String {
-    d.iter().rev().map(|&x| char::from(b'0' + x)).collect()
 }
 
 fn longest_run(flags: &[bool]) -> usize {
@@ -352,10 +280,8 @@ impl Arith {
         }
         match self.layout {
             Layout::Plain | Layout::Padded => decimal(&digits),
-            Layout::Reversed => digits.iter().map(|&x| char::from(b'0' + x)).collect(),
-            Layout::ReversedAnswer if answer => {
-                digits.iter().map(|&x| char::from(b'0' + x)).collect()
-            }
+            Layout::Reversed => reversed_decimal(&digits),
+            Layout::ReversedAnswer if answer => reversed_decimal(&digits),
             Layout::ReversedAnswer => decimal(&digits),
             Layout::Hints => digits
                 .iter()
@@ -529,17 +455,101 @@ impl Task for Arith {
 mod tests {
     use super::*;
 
-    fn digits(s: &str) -> Vec<u8> {
-        s.bytes().rev().map(|b| b - b'0').collect()
+    fn run(haystack: bool) -> Run {
+        use crate::haystack::{Haystack, HaystackKind};
+        use crate::{templates, Template, Tokenizer};
+        let tok = Tokenizer::O200k;
+        Run {
+            haystack: haystack.then(|| Haystack::prepare(HaystackKind::Noise, None, &tok).unwrap()),
+            tokenizer: tok,
+            template: Template::compile(
+                "default.j2",
+                templates::builtin("arith", "default").unwrap(),
+            )
+            .unwrap(),
+            seed: 5,
+            reserve: 24,
+        }
+    }
+
+    /// The one place the fingerprint tests build a task, so a new constructor changes one line.
+    fn arith(
+        op: &str,
+        digits: (u32, u32),
+        carries: &str,
+        layout: &str,
+        count: Option<usize>,
+    ) -> Option<Arith> {
+        Arith::new(op, digits, carries, layout, count).ok()
+    }
+
+    fn hash_result(h: &mut crate::hash::FieldHasher, got: Result<Instance, GenError>) {
+        match got {
+            Ok(instance) => h.str(&crate::hash::content_hash(&instance)),
+            Err(e) => h.str(&format!("error: {e}")),
+        };
+    }
+
+    /// Every operation, layout and carry mode, hashed against a constant recorded before the
+    /// bignum code moved out: any change to an operand, answer or `params` changes it.
+    #[test]
+    fn operation_instances_are_unchanged() {
+        let run = run(false);
+        let mut h = crate::hash::FieldHasher::new();
+        for op in ["add", "sub", "mul"] {
+            for layout in ["plain", "reversed", "reversed-answer", "padded", "hints"] {
+                for carries in ["any", "none", "max"] {
+                    for digits in [(1, 12), (1, 3), (20, 90)] {
+                        let Some(task) = arith(op, digits, carries, layout, None) else {
+                            h.str("refused");
+                            continue;
+                        };
+                        h.u64(task.minimum_length(&run).unwrap());
+                        for sample in 0..25 {
+                            for length in [0, 40, 400] {
+                                let cell = Cell {
+                                    length,
+                                    depth: None,
+                                    sample,
+                                };
+                                hash_result(&mut h, task.generate(&run, &cell));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(h.hex(), "33b8f49907f5a821a28def2b4201c4d6");
+    }
+
+    /// `sum` in filler at several depths and counts, hashed likewise.
+    #[test]
+    fn sum_instances_are_unchanged() {
+        let run = run(true);
+        let mut h = crate::hash::FieldHasher::new();
+        for (digits, count) in [((1, 6), None), ((3, 30), Some(4)), ((1, 2), Some(40))] {
+            let task = arith("sum", digits, "any", "plain", count).unwrap();
+            h.u64(task.minimum_length(&run).unwrap());
+            for sample in 0..6 {
+                for depth in [None, Some(0.0), Some(42.0), Some(100.0)] {
+                    for length in [0, 1500] {
+                        let cell = Cell {
+                            length,
+                            depth,
+                            sample,
+                        };
+                        hash_result(&mut h, task.generate(&run, &cell));
+                    }
+                }
+            }
+        }
+        assert_eq!(h.hex(), "7bf5054b54eab36602e24bf0e4af4b57");
     }
 
     #[test]
-    fn schoolbook_operations() {
-        assert_eq!(decimal(&add(&digits("999"), &digits("1")).0), "1000");
-        assert_eq!(decimal(&sub(&digits("1000"), &digits("1")).0), "999");
-        assert_eq!(decimal(&mul(&digits("12345"), &digits("6789"))), "83810205");
-        assert_eq!(decimal(&mul(&digits("0"), &digits("6789"))), "0");
+    fn place_letters() {
         assert_eq!(place(0), "a");
+        assert_eq!(place(25), "z");
         assert_eq!(place(26), "ba");
     }
 

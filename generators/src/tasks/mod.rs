@@ -102,14 +102,7 @@ impl Params for arith::ArithParams {
 
 impl Params for babilong::params::BabilongParams {
     fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        self.story_sizes()?
-            .into_iter()
-            .map(|(qa, _)| {
-                babilong::Babilong::new(qa, self.vocab.as_str(), self.facts, self.fact_window)
-                    .map(Part::of)
-                    .map_err(|e| ParamError::new("tasks", format!("qa{qa}"), e.to_string()))
-            })
-            .collect()
+        Ok(self.build()?.into_iter().map(Part::of).collect())
     }
 }
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{default_facts, MAX_FACTS, TASKS};
+use super::{spec, Babilong, MAX_FACTS, TASKS};
 use crate::ParamError;
 
 choice! {
@@ -28,20 +28,6 @@ pub struct BabilongParams {
     pub fact_window: (f64, f64),
 }
 
-/// Fewest facts a story of task `qa` can have and still ask its question.
-pub fn min_facts(qa: u8) -> u32 {
-    match qa {
-        3 => 3,
-        5 | 7 | 8 => 2,
-        _ => 1,
-    }
-}
-
-/// Whether task `qa` has a fixed story shape (its size cannot be chosen).
-pub fn fixed_shape(qa: u8) -> bool {
-    qa == 4 || qa >= 14
-}
-
 /// A bAbI task number with the story sizes (facts, inclusive) it generates.
 pub type StorySizes = (u8, (u32, u32));
 
@@ -61,13 +47,13 @@ impl BabilongParams {
         }
         let mut sizes = Vec::with_capacity(self.tasks.len());
         for (i, &qa) in self.tasks.iter().enumerate() {
-            if !TASKS.contains(&qa) {
+            let Some(rules) = spec::find(qa) else {
                 return Err(ParamError::new(
                     "tasks",
                     format!("qa{qa}"),
                     format!("qa1 to qa{}", TASKS.len()),
                 ));
-            }
+            };
             if self.tasks[..i].contains(&qa) {
                 return Err(ParamError::new(
                     "tasks",
@@ -76,8 +62,8 @@ impl BabilongParams {
                 ));
             }
             let facts = match self.facts {
-                None => default_facts(qa),
-                Some((a, b)) if fixed_shape(qa) => {
+                None => rules.default_facts,
+                Some((a, b)) if !rules.sized => {
                     return Err(ParamError::new(
                         "facts",
                         format!("{a}..{b}"),
@@ -86,11 +72,11 @@ impl BabilongParams {
                         ),
                     ))
                 }
-                Some((a, b)) if a < min_facts(qa) || b < a || b > MAX_FACTS => {
+                Some((a, b)) if a < rules.min_facts || b < a || b > MAX_FACTS => {
                     return Err(ParamError::new(
                         "facts",
                         format!("{a}..{b}"),
-                        format!("a range within {}..{MAX_FACTS} for qa{qa}", min_facts(qa)),
+                        format!("a range within {}..{MAX_FACTS} for qa{qa}", rules.min_facts),
                     ))
                 }
                 Some(range) => range,
@@ -98,6 +84,14 @@ impl BabilongParams {
             sizes.push((qa, facts));
         }
         Ok(sizes)
+    }
+
+    /// Check every parameter and make one task per bAbI task, in `tasks` order.
+    pub fn build(&self) -> Result<Vec<Babilong>, ParamError> {
+        self.story_sizes()?
+            .into_iter()
+            .map(|(qa, facts)| Babilong::checked(qa, self.vocab, facts, self.fact_window))
+            .collect()
     }
 }
 

@@ -6,12 +6,16 @@
 
 use serde_json::{json, Value};
 
-use super::{Story, Vocab, DIRECTIONS};
+use super::render::{relation_json, DIRECTIONS};
+use super::{Story, Vocab};
 use crate::rng::Rng;
 
 /// Which names a puzzle draws from: bAbI's, or our fresh lists.
 pub struct Names<'a> {
+    /// Whether the story uses fresh names, so the puzzle draws its species, colours, shapes
+    /// and things from our lists too.
     pub fresh: bool,
+    /// The story's actors, places and objects.
     pub vocab: &'a Vocab,
 }
 
@@ -73,7 +77,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 fn story(
     vocab: &Vocab,
     facts: Vec<String>,
-    data: (&str, Value),
+    data: (&'static str, Value),
     (query, question): (Value, String),
     answer: String,
     supporting: Vec<usize>,
@@ -85,9 +89,9 @@ fn story(
     Story {
         vocab: vocab.clone(),
         events: Vec::new(),
-        relations: Vec::new(),
-        data: vec![(data.0.to_string(), data.1)],
-        labels: Some(labels),
+        data_key: data.0,
+        data: data.1,
+        labels,
         facts,
         query,
         question,
@@ -96,25 +100,87 @@ fn story(
     }
 }
 
+/// qa4: three places related by two compass facts; the question reads one fact forwards or
+/// backwards. The second direction is never the opposite of the first, which would put two
+/// places in one spot.
+pub fn compass(names: &Names<'_>, rng: &mut Rng) -> Story {
+    let v = names.vocab;
+    let idx = rng.sample_indices(v.places.len(), 3);
+    let (x, y, z) = (idx[0], idx[1], idx[2]);
+    let d1 = rng.index(4);
+    let d2 = (d1 + 3 + rng.index(3)) % 4; // any but (d1 + 2) % 4
+    let mut relations = [(y, d1, x), (z, d2, y)];
+    if rng.chance(1, 2) {
+        relations.swap(0, 1);
+    }
+    let asked = rng.index(2);
+    let (a, d, b) = relations[asked];
+    let place = |p: usize| v.places[p].clone();
+    let (query, question, answer) = if rng.chance(1, 2) {
+        (
+            json!({"kind": "what_is_dir_of", "direction": DIRECTIONS[d], "location": place(b)}),
+            format!("What is {} of the {}?", DIRECTIONS[d], place(b)),
+            place(a),
+        )
+    } else {
+        (
+            json!({"kind": "what_is_location_dir_of", "location": place(a), "direction": DIRECTIONS[d]}),
+            format!("What is the {} {} of?", place(a), DIRECTIONS[d]),
+            place(b),
+        )
+    };
+    let facts = relations
+        .iter()
+        .map(|&(a, d, b)| {
+            let verb = if rng.chance(1, 2) { "is" } else { "lies" };
+            format!(
+                "The {} {verb} {} of the {}.",
+                place(a),
+                DIRECTIONS[d],
+                place(b)
+            )
+        })
+        .collect();
+    let data: Vec<Value> = relations
+        .iter()
+        .map(|&(a, d, b)| relation_json(&place(a), d, &place(b)))
+        .collect();
+    story(
+        v,
+        facts,
+        ("relations", json!(data)),
+        (query, question),
+        answer,
+        vec![asked],
+        v.places.clone(),
+    )
+}
+
 /// qa14: moves at four times of day, told out of order; where was someone before a place.
 pub fn time_reasoning(names: &Names<'_>, rng: &mut Rng) -> Story {
     let v = names.vocab;
     let actors = 1 + rng.index(v.actors.len().min(3));
-    let mut moves: Vec<(usize, usize, usize)> = Vec::new(); // (actor, time, place)
+    // Each actor's moves in time order, so a move's predecessor is the one listed before it.
+    let mut in_time_order: Vec<(usize, usize, usize)> = Vec::new(); // (actor, time, place)
     for a in rng.sample_indices(v.actors.len(), actors) {
         let slots = 2 + rng.index(3);
         let places = rng.sample_indices(v.places.len(), slots);
         for (t, p) in places.into_iter().enumerate() {
-            moves.push((a, t, p));
+            in_time_order.push((a, t, p));
         }
     }
-    rng.shuffle(&mut moves);
+    // Told out of order: `told[j]` is the move told j-th, `position[k]` where move k is told.
+    let mut told: Vec<usize> = (0..in_time_order.len()).collect();
+    rng.shuffle(&mut told);
+    let mut position = vec![0; told.len()];
+    for (j, &k) in told.iter().enumerate() {
+        position[k] = j;
+    }
+    let moves: Vec<(usize, usize, usize)> = told.iter().map(|&k| in_time_order[k]).collect();
     let asked: Vec<usize> = (0..moves.len()).filter(|&i| moves[i].1 > 0).collect();
     let i = *rng.choose(&asked);
-    let (a, t, p) = moves[i];
-    let before = (0..moves.len())
-        .find(|&j| moves[j].0 == a && moves[j].1 == t - 1)
-        .unwrap_or(i);
+    let (a, _, p) = moves[i];
+    let before = position[told[i] - 1];
     let facts = moves
         .iter()
         .map(|&(a, t, p)| {
@@ -155,11 +221,13 @@ pub fn deduction(names: &Names<'_>, rng: &mut Rng) -> Story {
     let mut facts = Vec::new();
     let mut statements = Vec::new();
     let mut fear_fact = vec![0usize; n];
+    let mut afraid_of = vec![0usize; n];
     let mut order: Vec<usize> = (0..n).collect();
     rng.shuffle(&mut order);
     for &s in &order {
         let t = (s + 1 + rng.index(n - 1)) % n;
         fear_fact[s] = facts.len();
+        afraid_of[s] = t;
         let form = if rng.chance(1, 2) {
             format!("Every {} is afraid of every {}.", species[s], species[t])
         } else {
@@ -177,10 +245,7 @@ pub fn deduction(names: &Names<'_>, rng: &mut Rng) -> Story {
         statements.push(json!({"kind": "member", "actor": v.actors[m].0, "species": species[s]}));
     }
     let &(m, s, f) = rng.choose(&member_fact);
-    let feared = statements[fear_fact[s]]["afraid_of"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let feared = species[afraid_of[s]].to_string();
     story(
         v,
         facts,
@@ -220,14 +285,13 @@ pub fn induction(names: &Names<'_>, rng: &mut Rng) -> Story {
         statements.push(json!({"kind": "colour", "actor": name, "colour": colours[colour_of[s]]}));
         first_of_species[s].get_or_insert((at, at + 1));
     }
-    let seen: Vec<usize> = (0..species.len())
-        .filter(|&s| first_of_species[s].is_some())
+    let seen: Vec<(usize, (usize, usize))> = (0..species.len())
+        .filter_map(|s| first_of_species[s].map(|facts| (s, facts)))
         .collect();
-    let s = *rng.choose(&seen);
+    let (s, (a, b)) = *rng.choose(&seen);
     let name = &v.actors[asked].0;
     facts.push(format!("{name} is a {}.", species[s]));
     statements.push(json!({"kind": "member", "actor": name, "species": species[s]}));
-    let (a, b) = first_of_species[s].unwrap_or((0, 1));
     story(
         v,
         facts.clone(),
@@ -379,6 +443,16 @@ pub fn sizes(names: &Names<'_>, rng: &mut Rng) -> Story {
     )
 }
 
+/// A two-step qa19 route: where from, where to, and each step's direction of travel and the
+/// fact that states its link.
+#[derive(Clone, Copy)]
+struct Route {
+    from: usize,
+    to: usize,
+    directions: [usize; 2],
+    facts: [usize; 2],
+}
+
 /// qa19: five places on a grid linked by compass facts (a tree, so paths are unique); how to
 /// go between two places two steps apart.
 pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
@@ -398,7 +472,7 @@ pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
     }
     rng.shuffle(&mut links);
     // Neighbours with the direction of travel.
-    let mut pairs: Vec<(usize, usize, usize)> = Vec::new(); // (from, to, 2-step middle)
+    let mut routes: Vec<Route> = Vec::new();
     let moves = |x: usize| -> Vec<(usize, usize, usize)> {
         // (neighbour, direction from x to it, fact index)
         links
@@ -416,17 +490,25 @@ pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
             .collect()
     };
     for a in 0..places.len() {
-        for (b, _, _) in moves(a) {
-            for (c, _, _) in moves(b) {
+        for (b, d1, f1) in moves(a) {
+            for (c, d2, f2) in moves(b) {
                 if c != a {
-                    pairs.push((a, c, b));
+                    routes.push(Route {
+                        from: a,
+                        to: c,
+                        directions: [d1, d2],
+                        facts: [f1, f2],
+                    });
                 }
             }
         }
     }
-    let &(a, c, b) = rng.choose(&pairs);
-    let (_, d1, f1) = moves(a).into_iter().find(|m| m.0 == b).unwrap_or((b, 0, 0));
-    let (_, d2, f2) = moves(b).into_iter().find(|m| m.0 == c).unwrap_or((c, 0, 0));
+    let Route {
+        from: a,
+        to: c,
+        directions: [d1, d2],
+        facts: [f1, f2],
+    } = *rng.choose(&routes);
     let name = |i: usize| v.places[places[i]].clone();
     let facts = links
         .iter()
@@ -434,7 +516,7 @@ pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
         .collect();
     let relations: Vec<Value> = links
         .iter()
-        .map(|&(n, d, o)| json!({"location": name(n), "direction": DIRECTIONS[d], "of": name(o)}))
+        .map(|&(n, d, o)| relation_json(&name(n), d, &name(o)))
         .collect();
     let labels = LETTERS
         .iter()
@@ -530,3 +612,7 @@ pub fn motivations(names: &Names<'_>, rng: &mut Rng) -> Story {
         labels,
     )
 }
+
+#[cfg(test)]
+#[path = "puzzles_tests.rs"]
+mod tests;

@@ -3,88 +3,167 @@
 //! which facts support it.
 //!
 //! Entities are indices into the instance's vocabulary ([`super::Vocab`]); sentences are made
-//! elsewhere, so the simulator is about the world alone.
+//! elsewhere ([`super::render`]), so the simulator is about the world alone.
 
 use crate::rng::Rng;
+use crate::GenError;
 
-/// What a fact does.
+/// Who a move sentence names: one actor, maybe a second who goes along (qa12, qa13), maybe by
+/// pronoun (qa11, qa13). Every combination of the two is a bAbI task, so both are free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// The actor goes to a place (or, with `negated`/`either`, is said not to be / to be in one
-    /// of two places).
-    Move,
-    /// The actor picks up an object where both are.
-    Get,
-    /// The actor puts down an object it holds; it stays where the actor is.
-    Drop,
-    /// The actor hands an object it holds to another actor in the same place.
-    Give,
+pub struct Movers {
+    /// The actor the sentence is about.
+    pub actor: usize,
+    /// qa12, qa13: a second actor who moves along.
+    pub companion: Option<usize>,
+    /// qa11, qa13: the sentence names its actor(s) by pronoun, referring to the previous fact.
+    pub coreference: bool,
 }
 
-impl Action {
-    /// The name stored in `params.events`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Move => "move",
-            Action::Get => "get",
-            Action::Drop => "drop",
-            Action::Give => "give",
+impl Movers {
+    /// One actor, named.
+    pub fn alone(actor: usize) -> Self {
+        Movers {
+            actor,
+            companion: None,
+            coreference: false,
         }
+    }
+
+    /// Everyone who moves: the actor, then the companion.
+    pub fn all(self) -> impl Iterator<Item = usize> {
+        std::iter::once(self.actor).chain(self.companion)
     }
 }
 
-/// One fact of a story, as data.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Event {
-    pub actor: usize,
-    pub action: Action,
-    pub location: Option<usize>,
-    pub object: Option<usize>,
-    pub recipient: Option<usize>,
-    /// qa9: the actor is *not* in `location`.
-    pub negated: bool,
-    /// qa10: the actor is in `location` or in this place.
-    pub either: Option<usize>,
-    /// qa12, qa13: a second actor who moves along.
-    pub conj: Option<usize>,
-    /// qa11, qa13: the sentence names its actor(s) by pronoun, referring to the previous fact.
-    pub coref: bool,
-    /// Picks the sentence form.
-    pub form: u64,
+/// One fact of a story, as data. Each variant carries exactly what its sentence states, plus
+/// `form`, a random number that picks the sentence's wording (and nothing else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The movers go to a place.
+    Move {
+        /// Who goes.
+        movers: Movers,
+        /// Where to.
+        location: usize,
+        /// Wording.
+        form: u64,
+    },
+    /// qa9: the actor is not in a place ("no longer" when `form` is 1: the reader last saw
+    /// them there). Says nothing of where they are.
+    NotIn {
+        /// Whom the fact is about.
+        actor: usize,
+        /// Where they are not.
+        location: usize,
+        /// Wording.
+        form: u64,
+    },
+    /// qa10: the actor is in one of two places.
+    EitherIn {
+        /// Whom the fact is about.
+        actor: usize,
+        /// The first place named.
+        location: usize,
+        /// The other place named.
+        alternative: usize,
+        /// Wording.
+        form: u64,
+    },
+    /// The actor picks up an object where both are.
+    Get {
+        /// Who picks it up.
+        actor: usize,
+        /// What.
+        object: usize,
+        /// Wording.
+        form: u64,
+    },
+    /// The actor puts down an object it holds; it stays where the actor is.
+    Drop {
+        /// Who puts it down.
+        actor: usize,
+        /// What.
+        object: usize,
+        /// Wording.
+        form: u64,
+    },
+    /// The actor hands an object it holds to another actor in the same place.
+    Give {
+        /// The giver.
+        actor: usize,
+        /// What.
+        object: usize,
+        /// Who receives it.
+        recipient: usize,
+        /// Wording.
+        form: u64,
+    },
 }
 
 impl Event {
-    /// A plain fact with no modifiers.
-    pub fn new(actor: usize, action: Action) -> Self {
-        Event {
-            actor,
-            action,
-            location: None,
-            object: None,
-            recipient: None,
-            negated: false,
-            either: None,
-            conj: None,
-            coref: false,
-            form: 0,
+    /// The actor the sentence is about (the first named, for a move of two).
+    pub fn actor(&self) -> usize {
+        match *self {
+            Event::Move { movers, .. } => movers.actor,
+            Event::NotIn { actor, .. }
+            | Event::EitherIn { actor, .. }
+            | Event::Get { actor, .. }
+            | Event::Drop { actor, .. }
+            | Event::Give { actor, .. } => actor,
         }
+    }
+
+    /// The number that picks the sentence's wording.
+    pub fn form(&self) -> u64 {
+        match *self {
+            Event::Move { form, .. }
+            | Event::NotIn { form, .. }
+            | Event::EitherIn { form, .. }
+            | Event::Get { form, .. }
+            | Event::Drop { form, .. }
+            | Event::Give { form, .. } => form,
+        }
+    }
+
+    /// The name of the action stored in `params.events` (the hedged facts are moves there,
+    /// marked `negated` or `either`).
+    pub fn action(&self) -> &'static str {
+        match self {
+            Event::Move { .. } | Event::NotIn { .. } | Event::EitherIn { .. } => "move",
+            Event::Get { .. } => "get",
+            Event::Drop { .. } => "drop",
+            Event::Give { .. } => "give",
+        }
+    }
+
+    /// Whether the sentence names its actors by pronoun.
+    pub fn is_coreference(&self) -> bool {
+        matches!(self, Event::Move { movers, .. } if movers.coreference)
     }
 }
 
 /// Sizes of the world.
 #[derive(Debug, Clone, Copy)]
 pub struct Sizes {
+    /// Number of actors.
     pub actors: usize,
+    /// Number of places.
     pub places: usize,
+    /// Number of gettable objects.
     pub objects: usize,
 }
 
 /// Relative frequencies of the four actions in a story.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mix {
+    /// Weight of moves.
     pub moves: u64,
+    /// Weight of gets.
     pub gets: u64,
+    /// Weight of drops.
     pub drops: u64,
+    /// Weight of gives.
     pub gives: u64,
 }
 
@@ -92,9 +171,23 @@ pub struct Mix {
 /// put the object there (or revealed it), and the fact that made its current holder hold it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Visit {
+    /// The place.
     pub place: usize,
+    /// The fact that put the object there, or revealed it there.
     pub fact: usize,
+    /// The fact by which the holder that carried it there got it.
     pub carry: Option<usize>,
+}
+
+/// What a reader knows of an actor's place in qa9 and qa10, from the actor's latest fact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whereabouts {
+    /// In this place.
+    At(usize),
+    /// Not in this place (and nothing else known).
+    Not(usize),
+    /// In one of these two places.
+    Either(usize, usize),
 }
 
 /// The true state of the world, plus what the story so far lets a reader know.
@@ -106,6 +199,8 @@ pub struct World {
     pub actor_at: Vec<Option<usize>>,
     /// Last fact that moved each actor.
     pub last_move: Vec<Option<usize>>,
+    /// What a reader knows of each actor's place, hedged facts included.
+    pub whereabouts: Vec<Option<Whereabouts>>,
     /// Who holds each object.
     pub holder: Vec<Option<usize>>,
     /// Where each object lies when nobody holds it (objects start in hidden places).
@@ -131,6 +226,7 @@ impl World {
             sizes,
             actor_at: vec![None; sizes.actors],
             last_move: vec![None; sizes.actors],
+            whereabouts: vec![None; sizes.actors],
             holder: vec![None; sizes.objects],
             lies_at: (0..sizes.objects)
                 .map(|_| rng.index(sizes.places))
@@ -168,83 +264,113 @@ impl World {
         }
     }
 
-    /// Apply a valid event (see [`World::random_event`]); returns its index.
-    pub fn apply(&mut self, e: Event) -> usize {
+    /// Apply an event; returns its index. An event that breaks bAbI's rules (dropping what one
+    /// does not hold, or before the story has placed one) is a bug in its maker, reported as
+    /// [`GenError::Internal`] rather than guessed around.
+    pub fn apply(&mut self, event: Event) -> Result<usize, GenError> {
         let i = self.events.len();
-        match e.action {
+        match event {
             // "Is not in" and "is either in" say where an actor is not, or might be: no place.
-            Action::Move if e.negated || e.either.is_some() => {
-                self.last_move[e.actor] = Some(i);
+            Event::NotIn {
+                actor, location, ..
+            } => {
+                self.last_move[actor] = Some(i);
+                self.whereabouts[actor] = Some(Whereabouts::Not(location));
             }
-            Action::Move => {
-                if let Some(place) = e.location {
-                    for a in std::iter::once(e.actor).chain(e.conj) {
-                        self.actor_at[a] = Some(place);
-                        self.last_move[a] = Some(i);
-                        for o in 0..self.sizes.objects {
-                            if self.holder[o] == Some(a) {
-                                self.visit(o, place, i);
-                            }
+            Event::EitherIn {
+                actor,
+                location,
+                alternative,
+                ..
+            } => {
+                self.last_move[actor] = Some(i);
+                self.whereabouts[actor] = Some(Whereabouts::Either(location, alternative));
+            }
+            Event::Move {
+                movers, location, ..
+            } => {
+                for a in movers.all() {
+                    self.actor_at[a] = Some(location);
+                    self.last_move[a] = Some(i);
+                    self.whereabouts[a] = Some(Whereabouts::At(location));
+                    for o in 0..self.sizes.objects {
+                        if self.holder[o] == Some(a) {
+                            self.visit(o, location, i);
                         }
                     }
                 }
             }
-            Action::Get => {
-                let o = e.object.unwrap_or_default();
-                self.holder[o] = Some(e.actor);
-                self.got_by[o] = Some(i);
-                self.carrying[e.actor].push(o);
-                self.holding_fact[e.actor][o] = Some(i);
-                if let Some(place) = self.actor_at[e.actor] {
-                    self.visit(o, place, i);
+            Event::Get { actor, object, .. } => {
+                self.holder[object] = Some(actor);
+                self.got_by[object] = Some(i);
+                self.carrying[actor].push(object);
+                self.holding_fact[actor][object] = Some(i);
+                if let Some(place) = self.actor_at[actor] {
+                    self.visit(object, place, i);
                 }
             }
-            Action::Drop => {
-                let o = e.object.unwrap_or_default();
-                let place = self.actor_at[e.actor].unwrap_or_default();
-                self.holder[o] = None;
-                self.lies_at[o] = place;
+            Event::Drop { actor, object, .. } => {
+                let place = self.actor_at[actor].ok_or_else(|| {
+                    GenError::Internal(format!("fact {i}: an actor the story never placed drops"))
+                })?;
+                if self.holder[object] != Some(actor) {
+                    return Err(GenError::Internal(format!(
+                        "fact {i}: an actor drops an object it does not hold"
+                    )));
+                }
+                self.holder[object] = None;
+                self.lies_at[object] = place;
                 let mut support = vec![i];
-                support.extend(self.last_move[e.actor]);
+                support.extend(self.last_move[actor]);
                 support.sort_unstable();
-                self.lies_known[o] = Some(support);
-                self.got_by[o] = None;
-                self.carrying[e.actor].retain(|&x| x != o);
-                self.holding_fact[e.actor][o] = Some(i);
+                self.lies_known[object] = Some(support);
+                self.got_by[object] = None;
+                self.carrying[actor].retain(|&x| x != object);
+                self.holding_fact[actor][object] = Some(i);
             }
-            Action::Give => {
-                let o = e.object.unwrap_or_default();
-                let r = e.recipient.unwrap_or_default();
-                self.holder[o] = Some(r);
-                self.got_by[o] = Some(i);
-                self.carrying[e.actor].retain(|&x| x != o);
-                self.carrying[r].push(o);
-                self.holding_fact[e.actor][o] = Some(i);
-                self.holding_fact[r][o] = Some(i);
-                if let Some(v) = self.visits[o].last_mut() {
+            Event::Give {
+                actor,
+                object,
+                recipient,
+                ..
+            } => {
+                self.holder[object] = Some(recipient);
+                self.got_by[object] = Some(i);
+                self.carrying[actor].retain(|&x| x != object);
+                self.carrying[recipient].push(object);
+                self.holding_fact[actor][object] = Some(i);
+                self.holding_fact[recipient][object] = Some(i);
+                if let Some(v) = self.visits[object].last_mut() {
                     // Same place, new holder: later moves follow the recipient.
                     v.carry = Some(i);
                 }
             }
         }
-        self.events.push(e);
-        i
+        self.events.push(event);
+        Ok(i)
     }
 
     /// A random valid event drawn with the relative frequencies of `mix`. Actions that are not
     /// possible now (nobody holds anything to drop, nobody to give to) fall back to a move.
     pub fn random_event(&self, mix: Mix, rng: &mut Rng) -> Event {
+        #[derive(Clone, Copy)]
+        enum Kind {
+            Move,
+            Get,
+            Drop,
+            Give,
+        }
         let placed: Vec<usize> = (0..self.sizes.actors)
             .filter(|&a| self.actor_at[a].is_some())
             .collect();
         let total = mix.moves + mix.gets + mix.drops + mix.gives;
         let mut pick = rng.below(total.max(1));
-        let mut kind = Action::Move;
+        let mut kind = Kind::Move;
         for (k, w) in [
-            (Action::Move, mix.moves),
-            (Action::Get, mix.gets),
-            (Action::Drop, mix.drops),
-            (Action::Give, mix.gives),
+            (Kind::Move, mix.moves),
+            (Kind::Get, mix.gets),
+            (Kind::Drop, mix.drops),
+            (Kind::Give, mix.gives),
         ] {
             if pick < w {
                 kind = k;
@@ -254,7 +380,7 @@ impl World {
         }
         let form = rng.next_u64();
         match kind {
-            Action::Get => {
+            Kind::Get => {
                 // An actor gets an object only where both are, and only if nobody holds it.
                 let options: Vec<(usize, usize)> = placed
                     .iter()
@@ -264,26 +390,28 @@ impl World {
                     })
                     .collect();
                 if !options.is_empty() {
-                    let (a, o) = *rng.choose(&options);
-                    let mut e = Event::new(a, Action::Get);
-                    e.object = Some(o);
-                    e.form = form;
-                    return e;
+                    let (actor, object) = *rng.choose(&options);
+                    return Event::Get {
+                        actor,
+                        object,
+                        form,
+                    };
                 }
             }
-            Action::Drop => {
+            Kind::Drop => {
                 let options: Vec<(usize, usize)> = (0..self.sizes.objects)
                     .filter_map(|o| self.holder[o].map(|a| (a, o)))
                     .collect();
                 if !options.is_empty() {
-                    let (a, o) = *rng.choose(&options);
-                    let mut e = Event::new(a, Action::Drop);
-                    e.object = Some(o);
-                    e.form = form;
-                    return e;
+                    let (actor, object) = *rng.choose(&options);
+                    return Event::Drop {
+                        actor,
+                        object,
+                        form,
+                    };
                 }
             }
-            Action::Give => {
+            Kind::Give => {
                 // Giver holds the object; recipient is someone else in the same place.
                 let mut options = Vec::new();
                 for o in 0..self.sizes.objects {
@@ -296,21 +424,23 @@ impl World {
                     }
                 }
                 if !options.is_empty() {
-                    let (g, o, r) = *rng.choose(&options);
-                    let mut e = Event::new(g, Action::Give);
-                    e.object = Some(o);
-                    e.recipient = Some(r);
-                    e.form = form;
-                    return e;
+                    let (actor, object, recipient) = *rng.choose(&options);
+                    return Event::Give {
+                        actor,
+                        object,
+                        recipient,
+                        form,
+                    };
                 }
             }
-            Action::Move => {}
+            Kind::Move => {}
         }
-        let a = rng.index(self.sizes.actors);
-        let mut e = Event::new(a, Action::Move);
-        e.location = Some(self.other_place(self.actor_at[a], rng));
-        e.form = form;
-        e
+        let actor = rng.index(self.sizes.actors);
+        Event::Move {
+            movers: Movers::alone(actor),
+            location: self.other_place(self.actor_at[actor], rng),
+            form,
+        }
     }
 
     /// One of the actors the story has moved, if any: whom "where is" questions may ask about.
@@ -321,9 +451,19 @@ impl World {
         (!moved.is_empty()).then(|| *rng.choose(&moved))
     }
 
+    /// Number of actors.
+    pub fn actors(&self) -> usize {
+        self.sizes.actors
+    }
+
     /// Number of places.
     pub fn places(&self) -> usize {
         self.sizes.places
+    }
+
+    /// Number of objects.
+    pub fn objects(&self) -> usize {
+        self.sizes.objects
     }
 
     /// A place other than `current` (moving to where one already is is not a move).
@@ -359,23 +499,33 @@ mod tests {
             let mut w = World::new(sizes, &mut rng);
             for _ in 0..200 {
                 let e = w.random_event(mix, &mut rng);
-                match e.action {
-                    Action::Move => assert_ne!(e.location, w.actor_at[e.actor]),
-                    Action::Get => {
-                        let o = e.object.unwrap();
-                        assert!(w.holder[o].is_none());
-                        assert_eq!(w.actor_at[e.actor], Some(w.lies_at[o]));
+                match e {
+                    Event::Move {
+                        movers, location, ..
+                    } => assert_ne!(Some(location), w.actor_at[movers.actor]),
+                    Event::Get { actor, object, .. } => {
+                        assert!(w.holder[object].is_none());
+                        assert_eq!(w.actor_at[actor], Some(w.lies_at[object]));
                     }
-                    Action::Drop => assert_eq!(w.holder[e.object.unwrap()], Some(e.actor)),
-                    Action::Give => {
-                        let r = e.recipient.unwrap();
-                        assert_ne!(r, e.actor);
-                        assert_eq!(w.holder[e.object.unwrap()], Some(e.actor));
-                        assert_eq!(w.actor_at[r], w.actor_at[e.actor]);
-                        assert!(w.actor_at[r].is_some());
+                    Event::Drop { actor, object, .. } => {
+                        assert_eq!(w.holder[object], Some(actor))
+                    }
+                    Event::Give {
+                        actor,
+                        object,
+                        recipient,
+                        ..
+                    } => {
+                        assert_ne!(recipient, actor);
+                        assert_eq!(w.holder[object], Some(actor));
+                        assert_eq!(w.actor_at[recipient], w.actor_at[actor]);
+                        assert!(w.actor_at[recipient].is_some());
+                    }
+                    Event::NotIn { .. } | Event::EitherIn { .. } => {
+                        panic!("random_event makes no hedged facts")
                     }
                 }
-                w.apply(e);
+                w.apply(e).unwrap();
                 // A held object is wherever its holder is.
                 for o in 0..3 {
                     if let (Some(a), Some((place, _))) = (w.holder[o], w.object_place(o)) {
@@ -384,5 +534,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_drop_of_what_one_does_not_hold_is_refused() {
+        let sizes = Sizes {
+            actors: 2,
+            places: 3,
+            objects: 1,
+        };
+        let mut w = World::new(sizes, &mut Rng::from_seed_u64(1, Stream::Content));
+        let drop = Event::Drop {
+            actor: 0,
+            object: 0,
+            form: 0,
+        };
+        assert!(w.apply(drop).is_err());
+        let to_kitchen = Event::Move {
+            movers: Movers::alone(0),
+            location: 1,
+            form: 0,
+        };
+        w.apply(to_kitchen).unwrap();
+        assert!(w.apply(drop).is_err());
     }
 }

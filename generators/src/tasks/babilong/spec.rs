@@ -1,0 +1,300 @@
+//! The twenty bAbI tasks as data: one [`TaskSpec`] per task says how big its stories are, how
+//! they are made, what is asked, which answers are allowed and how the prompt asks for one.
+//! Everything that differs between tasks is here, so the rest of the module has no
+//! per-task branches.
+
+use super::puzzles::{self, Names};
+use super::world::Mix;
+use super::{Story, Vocab, CLASSIC_ACTORS, CLASSIC_GIVERS};
+use crate::rng::Rng;
+
+/// Number words for qa7's counts.
+pub const COUNTS: [&str; 11] = [
+    "none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+];
+
+/// How a task makes its story.
+#[derive(Debug, Clone, Copy)]
+pub enum Plot {
+    /// Actors act in the simulated world ([`super::world`]) until the story has its size and
+    /// the question can be asked.
+    Walk {
+        /// Where each next fact comes from.
+        events: Events,
+        /// What is asked at the end.
+        question: Question,
+    },
+    /// A small fixed-shape puzzle (qa4, qa14–qa20) built in one go, question included.
+    Puzzle(fn(&Names<'_>, &mut Rng) -> Story),
+}
+
+/// Where the facts of a walk come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Events {
+    /// Valid random actions with these relative frequencies.
+    Mixed(Mix),
+    /// qa9: moves, and "is (no longer) not in" facts.
+    Negations,
+    /// qa10: moves, and "is either in … or …" facts.
+    Alternatives,
+    /// qa11: moves, half of them by pronoun for the previous fact's actor.
+    Coreferences,
+    /// qa12, qa13: moves of one actor or two together; with `coreference`, a pair's next move
+    /// may name them "they".
+    Companions {
+        /// qa13: pairs may be referred back to by pronoun.
+        coreference: bool,
+    },
+}
+
+/// The question family of a walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Question {
+    /// qa1, qa11–qa13: where is an actor.
+    WhereIsActor,
+    /// qa2: where is an object (carried or dropped).
+    WhereIsObject,
+    /// qa3: where was an object before a place.
+    WhereWasObject,
+    /// qa5: who gave what to whom, in five phrasings.
+    Giving,
+    /// qa6: is an actor in a place (yes or no).
+    IsActorIn,
+    /// qa7: how many objects an actor carries.
+    CountCarried,
+    /// qa8: which objects an actor carries.
+    ListCarried,
+    /// qa9, qa10: is an actor in a place, when facts may only say where they are not or
+    /// might be (yes, no or maybe).
+    IsActorMaybeIn,
+}
+
+/// A task's closed answer set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Labels {
+    /// The story's places.
+    Places,
+    /// Actor names and objects (qa5).
+    ActorsAndObjects,
+    /// yes, no.
+    YesNo,
+    /// yes, no, maybe.
+    YesNoMaybe,
+    /// Number words from none to the number of objects.
+    Counts,
+    /// The objects, or nothing.
+    ObjectsOrNothing,
+    /// The puzzle supplies its own set (its species, colours, paths, …).
+    FromPuzzle,
+}
+
+impl Labels {
+    /// The labels for a story's names; empty for [`Labels::FromPuzzle`].
+    pub fn resolve(self, vocab: &Vocab) -> Vec<String> {
+        let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        match self {
+            Labels::Places => vocab.places.clone(),
+            Labels::ActorsAndObjects => vocab
+                .actors
+                .iter()
+                .map(|(n, _)| n.clone())
+                .chain(vocab.objects.iter().cloned())
+                .collect(),
+            Labels::YesNo => own(&["yes", "no"]),
+            Labels::YesNoMaybe => own(&["yes", "no", "maybe"]),
+            Labels::Counts => own(&COUNTS[..=vocab.objects.len()]),
+            Labels::ObjectsOrNothing => vocab
+                .objects
+                .iter()
+                .cloned()
+                .chain(std::iter::once("nothing".to_string()))
+                .collect(),
+            Labels::FromPuzzle => Vec::new(),
+        }
+    }
+}
+
+/// Everything that makes one bAbI task what it is.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskSpec {
+    /// bAbI's task number.
+    pub qa: u8,
+    /// bAbI's story sizes (facts), from its test set where known.
+    pub default_facts: (u32, u32),
+    /// The fewest facts a story of this task can have and still be answerable.
+    pub min_facts: u32,
+    /// Whether `--facts` may resize its stories (puzzles have a fixed shape).
+    pub sized: bool,
+    /// bAbI's own actors for `--vocab babi` (qa5 has its own cast).
+    pub classic_actors: &'static [(&'static str, bool)],
+    /// How the story is made.
+    pub plot: Plot,
+    /// The closed answer set.
+    pub labels: Labels,
+    /// The answer instruction of the prompt.
+    pub instruction: &'static str,
+}
+
+/// The instruction of every task answered with a place.
+const WHERE: &str = "Answer with one word: the name of a place.";
+/// The instruction of the yes-or-no tasks.
+const YES_NO: &str = "Answer yes or no.";
+
+/// A walk task as most are: bAbI's four actors, a place for an answer. Table entries that
+/// differ override fields with `..walk_task(…)`.
+const fn walk_task(
+    qa: u8,
+    facts: (u32, u32),
+    min_facts: u32,
+    events: Events,
+    question: Question,
+) -> TaskSpec {
+    TaskSpec {
+        qa,
+        default_facts: facts,
+        min_facts,
+        sized: true,
+        classic_actors: &CLASSIC_ACTORS,
+        plot: Plot::Walk { events, question },
+        labels: Labels::Places,
+        instruction: WHERE,
+    }
+}
+
+/// A fixed-shape task: `--facts` does not apply, so its sizes are the unused default.
+const fn puzzle_task(
+    qa: u8,
+    make: fn(&Names<'_>, &mut Rng) -> Story,
+    labels: Labels,
+    instruction: &'static str,
+) -> TaskSpec {
+    TaskSpec {
+        qa,
+        default_facts: (2, 10),
+        min_facts: 1,
+        sized: false,
+        classic_actors: &CLASSIC_ACTORS,
+        plot: Plot::Puzzle(make),
+        labels,
+        instruction,
+    }
+}
+
+/// The action frequencies of a walk, in the order moves, gets, drops, gives.
+const fn mix(moves: u64, gets: u64, drops: u64, gives: u64) -> Events {
+    Events::Mixed(Mix {
+        moves,
+        gets,
+        drops,
+        gives,
+    })
+}
+
+/// The tasks, qa1 to qa20 in order.
+pub const SPECS: [TaskSpec; 20] = [
+    walk_task(1, (2, 10), 1, mix(1, 0, 0, 0), Question::WhereIsActor),
+    walk_task(2, (2, 88), 1, mix(5, 3, 2, 0), Question::WhereIsObject),
+    walk_task(3, (4, 228), 3, mix(5, 3, 2, 0), Question::WhereWasObject),
+    TaskSpec {
+        default_facts: (2, 2),
+        ..puzzle_task(4, puzzles::compass, Labels::Places, WHERE)
+    },
+    TaskSpec {
+        classic_actors: &CLASSIC_GIVERS,
+        labels: Labels::ActorsAndObjects,
+        instruction: "Answer with one word: a name or an object.",
+        ..walk_task(5, (4, 60), 2, mix(4, 3, 1, 4), Question::Giving)
+    },
+    TaskSpec {
+        labels: Labels::YesNo,
+        instruction: YES_NO,
+        ..walk_task(6, (2, 26), 1, mix(6, 2, 1, 0), Question::IsActorIn)
+    },
+    TaskSpec {
+        labels: Labels::Counts,
+        instruction: "Answer with a number written as a word: none, one, two or three.",
+        ..walk_task(7, (4, 40), 2, mix(4, 4, 2, 2), Question::CountCarried)
+    },
+    TaskSpec {
+        labels: Labels::ObjectsOrNothing,
+        instruction: "Answer with the objects separated by commas, or with nothing.",
+        ..walk_task(8, (4, 40), 2, mix(4, 4, 2, 2), Question::ListCarried)
+    },
+    TaskSpec {
+        labels: Labels::YesNo,
+        instruction: YES_NO,
+        ..walk_task(9, (2, 10), 1, Events::Negations, Question::IsActorMaybeIn)
+    },
+    TaskSpec {
+        labels: Labels::YesNoMaybe,
+        instruction: "Answer yes, no or maybe.",
+        ..walk_task(
+            10,
+            (2, 10),
+            1,
+            Events::Alternatives,
+            Question::IsActorMaybeIn,
+        )
+    },
+    walk_task(11, (2, 10), 1, Events::Coreferences, Question::WhereIsActor),
+    walk_task(
+        12,
+        (2, 10),
+        1,
+        Events::Companions { coreference: false },
+        Question::WhereIsActor,
+    ),
+    walk_task(
+        13,
+        (2, 10),
+        1,
+        Events::Companions { coreference: true },
+        Question::WhereIsActor,
+    ),
+    puzzle_task(14, puzzles::time_reasoning, Labels::FromPuzzle, WHERE),
+    puzzle_task(
+        15,
+        puzzles::deduction,
+        Labels::FromPuzzle,
+        "Answer with one word: an animal.",
+    ),
+    puzzle_task(
+        16,
+        puzzles::induction,
+        Labels::FromPuzzle,
+        "Answer with one word: a colour.",
+    ),
+    puzzle_task(17, puzzles::positions, Labels::FromPuzzle, YES_NO),
+    puzzle_task(18, puzzles::sizes, Labels::FromPuzzle, YES_NO),
+    puzzle_task(
+        19,
+        puzzles::path_finding,
+        Labels::FromPuzzle,
+        "Answer with the two directions, n, s, e or w, separated by a comma, like n,e.",
+    ),
+    puzzle_task(
+        20,
+        puzzles::motivations,
+        Labels::FromPuzzle,
+        "Answer with one word.",
+    ),
+];
+
+/// The spec of task `qa`, if there is such a task.
+pub fn find(qa: u8) -> Option<&'static TaskSpec> {
+    SPECS.iter().find(|s| s.qa == qa)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_spec_per_task_in_order() {
+        assert_eq!(SPECS.len(), super::super::TASKS.len());
+        for (spec, qa) in SPECS.iter().zip(super::super::TASKS) {
+            assert_eq!(spec.qa, qa);
+            assert!(spec.min_facts <= spec.default_facts.0);
+        }
+    }
+}
