@@ -14,6 +14,7 @@ mod manifest;
 mod progress;
 mod schema;
 mod score;
+mod tally;
 mod verify;
 mod writer;
 

@@ -9,7 +9,6 @@ use serde_json::json;
 
 use crate::config::Recipe;
 use crate::schema::Row;
-use crate::writer::FileEntry;
 
 /// Our wording of the canary convention.
 pub const CANARY_NOTICE: &str = "This is evaluation data made by needlework. It must never be used to train a model or be included in a training corpus. Filter out any document containing this canary GUID.";
@@ -28,6 +27,27 @@ pub const OUTPUT_CRATES: &[(&str, &str)] = &[
     ("tokenizers", "0.22.2"),
 ];
 
+/// What the manifest records about one written file. It lives here, not in `writer`, because
+/// the manifest is the record and the writer only fills it in: `writer` depends on `manifest`,
+/// never the other way round.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileEntry {
+    /// Path relative to the dataset directory.
+    pub path: String,
+    /// The config the file belongs to.
+    pub config: String,
+    /// The split the file belongs to.
+    pub split: String,
+    /// Rows in the file, so `verify` can tell a short file from a changed one.
+    pub rows: u64,
+    /// Size in bytes, checked before hashing.
+    pub bytes: u64,
+    /// xxh3-128 of the file's bytes.
+    pub xxh3: String,
+}
+
+/// Which build made a dataset: `verify` refuses a format it does not make, and the crate
+/// versions tell why bytes may differ between builds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Generator {
     pub name: String,

@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::heatmap;
 use crate::manifest::Manifest;
 use crate::schema::{column, list_item, parse_metric};
+use crate::tally::{Cell, Tally};
 use crate::usage;
 
 /// What scoring needs of one dataset row.
@@ -31,40 +32,6 @@ struct GoldRow {
     labels: Vec<String>,
     question: String,
     answer_prefix: String,
-}
-
-/// Right and total for one group of rows.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
-pub struct Tally {
-    pub rows: u64,
-    pub correct: u64,
-    pub accuracy: f64,
-}
-
-impl Tally {
-    fn add(&mut self, ok: bool) {
-        self.merge(&Tally {
-            rows: 1,
-            correct: u64::from(ok),
-            accuracy: 0.0,
-        });
-    }
-
-    fn merge(&mut self, other: &Tally) {
-        self.rows += other.rows;
-        self.correct += other.correct;
-        self.accuracy = self.correct as f64 / self.rows.max(1) as f64;
-    }
-}
-
-/// One cell of the grid.
-#[derive(Debug, Clone, Serialize)]
-pub struct Cell {
-    pub length: u64,
-    /// `None` for rows without a depth.
-    pub depth: Option<f64>,
-    #[serde(flatten)]
-    pub tally: Tally,
 }
 
 /// Scores of one config.

@@ -11,30 +11,15 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::manifest::FileEntry;
 use crate::schema::{schema, to_batch, Row};
 
 /// A row group is closed once its rows hold this many bytes of text.
 const ROW_GROUP_BYTES: usize = 64 << 20;
 /// A file is closed once it holds this many bytes of text (unless --rows-per-file is given).
 const FILE_BYTES: u64 = 256 << 20;
-
-/// What the manifest records about one written file.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct FileEntry {
-    /// Path relative to the dataset directory.
-    pub path: String,
-    /// The config the file belongs to.
-    pub config: String,
-    /// The split the file belongs to.
-    pub split: String,
-    pub rows: u64,
-    pub bytes: u64,
-    /// xxh3-128 of the file's bytes.
-    pub xxh3: String,
-}
 
 /// The temporary directory a dataset is built in; removed on drop unless committed.
 pub struct Staging {
