@@ -11,6 +11,7 @@ mod generate;
 mod heatmap;
 mod inspect;
 mod manifest;
+mod parquet_read;
 mod progress;
 mod schema;
 mod score;
