@@ -302,7 +302,10 @@ impl StringLists<'_> {
     pub fn value(&self, row: usize) -> Vec<String> {
         let items = self.0.value(row);
         match Strings::from_array(items.as_ref()) {
-            Some(s) => s.iter().map(|x| x.unwrap_or_default().to_string()).collect(),
+            Some(s) => s
+                .iter()
+                .map(|x| x.unwrap_or_default().to_string())
+                .collect(),
             // The item type was checked when the column was taken.
             None => Vec::new(),
         }

@@ -9,14 +9,6 @@ use std::path::Path;
 use common::*;
 use serde_json::Value;
 
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-fn out(t: &tempfile::TempDir, name: &str) -> String {
-    t.path().join(name).display().to_string()
-}
-
 fn u64s(v: &Value) -> Vec<u64> {
     v.as_array()
         .unwrap()
@@ -33,25 +25,25 @@ fn posgen_rules_and_disjoint_splits() {
     for variant in ["recursive", "cot", "semi-recursive"] {
         let mut seeds: [BTreeSet<Vec<u64>>; 2] = Default::default();
         for (s, split) in ["train", "test"].iter().enumerate() {
-            let o = out(&t, &format!("{variant}-{split}"));
-            gen_ok(&[
-                "posgen",
-                "--variant",
-                variant,
-                "--split",
-                split,
-                "--samples",
-                "300",
-                "--modulus",
-                "5",
-                "--near",
-                "2",
-                "--far",
-                "1",
-                "--out",
+            let o = out_arg(t.path(), &format!("{variant}-{split}"));
+            generate(
                 &o,
-                "-q",
-            ]);
+                &[
+                    "posgen",
+                    "--variant",
+                    variant,
+                    "--split",
+                    split,
+                    "--samples",
+                    "300",
+                    "--modulus",
+                    "5",
+                    "--near",
+                    "2",
+                    "--far",
+                    "1",
+                ],
+            );
             for r in rows(Path::new(&o)) {
                 let p = &r.params;
                 let (m, j, k) = (5u64, 2usize, 1usize);
@@ -98,17 +90,8 @@ fn posgen_rules_and_disjoint_splits() {
 #[test]
 fn posgen_both_splits_in_one_dataset() {
     let t = tmp();
-    let o = out(&t, "both");
-    gen_ok(&[
-        "posgen",
-        "--split",
-        "both",
-        "--samples",
-        "50",
-        "--out",
-        &o,
-        "-q",
-    ]);
+    let o = out_arg(t.path(), "both");
+    generate(&o, &["posgen", "--split", "both", "--samples", "50"]);
     let dir = Path::new(&o).join("posgen_recursive");
     assert!(dir.join("train-00000-of-00001.parquet").exists());
     assert!(dir.join("test-00000-of-00001.parquet").exists());
@@ -181,10 +164,10 @@ fn sort_targets_are_sorted_items() {
         ),
     ];
     for (name, args) in cases {
-        let o = out(&t, name);
-        let mut all = vec!["sort", "--samples", "2", "--out", &o, "-q"];
+        let o = out_arg(t.path(), name);
+        let mut all = vec!["sort", "--samples", "2"];
         all.extend(args.iter());
-        gen_ok(&all);
+        generate(&o, &all);
         for r in rows(Path::new(&o)) {
             let p = &r.params;
             let items: Vec<String> = p["items"]
@@ -353,19 +336,11 @@ fn carries(a: &str, b: &str, op: &str) -> usize {
 fn arith_results_layouts_and_carries() {
     let t = tmp();
     for op in ["add", "sub", "mul"] {
-        let o = out(&t, op);
-        gen_ok(&[
-            "arith",
-            "--op",
-            op,
-            "--digits",
-            "1..200",
-            "--samples",
-            "40",
-            "--out",
+        let o = out_arg(t.path(), op);
+        generate(
             &o,
-            "-q",
-        ]);
+            &["arith", "--op", op, "--digits", "1..200", "--samples", "40"],
+        );
         let mut widths = BTreeSet::new();
         for r in rows(Path::new(&o)) {
             let ops: Vec<&str> = r.params["operands"]
@@ -395,19 +370,19 @@ fn arith_results_layouts_and_carries() {
     }
     // Layouts.
     for layout in ["reversed", "reversed-answer", "padded", "hints"] {
-        let o = out(&t, layout);
-        gen_ok(&[
-            "arith",
-            "--layout",
-            layout,
-            "--digits",
-            "1..12",
-            "--samples",
-            "10",
-            "--out",
+        let o = out_arg(t.path(), layout);
+        generate(
             &o,
-            "-q",
-        ]);
+            &[
+                "arith",
+                "--layout",
+                layout,
+                "--digits",
+                "1..12",
+                "--samples",
+                "10",
+            ],
+        );
         for r in rows(Path::new(&o)) {
             let ops: Vec<String> = r.params["operands"]
                 .as_array()
@@ -452,21 +427,21 @@ fn arith_results_layouts_and_carries() {
         ("sub", "none"),
         ("sub", "max"),
     ] {
-        let o = out(&t, &format!("{op}-{mode}"));
-        gen_ok(&[
-            "arith",
-            "--op",
-            op,
-            "--carries",
-            mode,
-            "--digits",
-            "5..60",
-            "--samples",
-            "30",
-            "--out",
+        let o = out_arg(t.path(), &format!("{op}-{mode}"));
+        generate(
             &o,
-            "-q",
-        ]);
+            &[
+                "arith",
+                "--op",
+                op,
+                "--carries",
+                mode,
+                "--digits",
+                "5..60",
+                "--samples",
+                "30",
+            ],
+        );
         for r in rows(Path::new(&o)) {
             let ops: Vec<&str> = r.params["operands"]
                 .as_array()
@@ -496,25 +471,25 @@ fn arith_results_layouts_and_carries() {
 #[test]
 fn arith_sum_in_a_haystack() {
     let t = tmp();
-    let o = out(&t, "sum");
-    gen_ok(&[
-        "arith",
-        "--op",
-        "sum",
-        "--len",
-        "32k",
-        "--haystack",
-        "generated",
-        "--count",
-        "25",
-        "--digits",
-        "2..9",
-        "--depths",
-        "3",
-        "--out",
+    let o = out_arg(t.path(), "sum");
+    generate(
         &o,
-        "-q",
-    ]);
+        &[
+            "arith",
+            "--op",
+            "sum",
+            "--len",
+            "32k",
+            "--haystack",
+            "generated",
+            "--count",
+            "25",
+            "--digits",
+            "2..9",
+            "--depths",
+            "3",
+        ],
+    );
     for r in rows(Path::new(&o)) {
         let nums: Vec<&str> = r.params["operands"]
             .as_array()
@@ -562,21 +537,17 @@ fn lengthgen_tasks_are_deterministic_and_verify() {
             vec!["arith", "--op", "sum", "--len", "4k", "--depths", "2"],
         ),
     ] {
-        let a = out(&t, &format!("{name}-a"));
-        let b = out(&t, &format!("{name}-b"));
-        let mut x = args.clone();
-        x.extend(["--out", &a, "-q"]);
-        gen_ok(&x);
-        let mut y = args.clone();
-        y.extend(["--out", &b, "-q", "--threads", "1"]);
-        gen_ok(&y);
-        let read = |d: &str| {
-            parquet_files(Path::new(d))
-                .iter()
-                .map(|f| std::fs::read(f).unwrap())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(read(&a), read(&b), "{name}");
+        let a = out_arg(t.path(), &format!("{name}-a"));
+        let b = out_arg(t.path(), &format!("{name}-b"));
+        generate(&a, &args);
+        let mut one_thread = args.clone();
+        one_thread.extend(["--threads", "1"]);
+        generate(&b, &one_thread);
+        assert_eq!(
+            dataset_bytes(Path::new(&a)),
+            dataset_bytes(Path::new(&b)),
+            "{name}"
+        );
         gen_ok(&["verify", &a, "-q"]);
     }
 }
@@ -603,15 +574,7 @@ fn lengthgen_bad_input() {
         (vec!["arith", "--op", "div"], "--op"),
         (vec!["arith", "--depths", "3"], "no haystack"),
     ] {
-        let o = out(&t, "x");
-        let mut all = args.clone();
-        all.extend(["--out", &o]);
-        let res = gen(&all);
-        let err = String::from_utf8_lossy(&res.stderr);
-        assert_eq!(res.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1);
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!Path::new(&o).exists());
+        assert_refused(&args, &out_arg(t.path(), "x"), needle);
     }
 }
 
@@ -719,21 +682,10 @@ fn golden_lengthgen() {
         ),
     ];
     for (name, args) in cases {
-        let o = out(&t, name);
+        let o = out_arg(t.path(), name);
         let mut all = args.clone();
-        all.extend(["--seed", "4", "--jsonl", "--out", &o, "-q"]);
-        gen_ok(&all);
-        let mut jsonl = Vec::new();
-        for f in parquet_files(Path::new(&o)) {
-            jsonl.push(std::fs::read_to_string(f.with_extension("jsonl")).unwrap());
-        }
-        let got = jsonl.concat();
-        let golden = root().join(format!("tests/golden/{name}.jsonl"));
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(&golden, &got).unwrap();
-        }
-        let want = std::fs::read_to_string(&golden)
-            .expect("golden file exists (UPDATE_GOLDEN=1 makes it)");
-        assert_eq!(got, want, "{name} drifted");
+        all.extend(["--seed", "4", "--jsonl"]);
+        generate(&o, &all);
+        assert_golden(name, &jsonl_text(Path::new(&o)));
     }
 }

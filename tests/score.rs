@@ -8,10 +8,6 @@ use std::path::Path;
 use common::*;
 use serde_json::{json, Value};
 
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
 /// The text that is right for a row: every answer for `all`, else the target.
 fn gold(r: &TestRow) -> String {
     if r.metric == "all" {
@@ -70,18 +66,10 @@ fn red_and_green(png_path: &Path) -> (usize, usize, (u32, u32)) {
 fn gold_empty_and_half() {
     let t = tmp();
     let dir = t.path().join("d");
-    gen_ok(&[
-        "niah",
-        "--len",
-        "1k,2k",
-        "--depths",
-        "3",
-        "--samples",
-        "2",
-        "--out",
+    generate(
         dir.to_str().unwrap(),
-        "-q",
-    ]);
+        &["niah", "--len", "1k,2k", "--depths", "3", "--samples", "2"],
+    );
     let rows = rows(&dir);
     assert_eq!(rows.len(), 12);
     let gold_lines: Vec<Value> = rows
@@ -160,18 +148,18 @@ fn gold_empty_and_half() {
 fn missing_unknown_and_bad_predictions() {
     let t = tmp();
     let dir = t.path().join("d");
-    gen_ok(&[
-        "babilong",
-        "--task",
-        "qa1,qa6",
-        "--len",
-        "0",
-        "--samples",
-        "3",
-        "--out",
+    generate(
         dir.to_str().unwrap(),
-        "-q",
-    ]);
+        &[
+            "babilong",
+            "--task",
+            "qa1,qa6",
+            "--len",
+            "0",
+            "--samples",
+            "3",
+        ],
+    );
     let rows = rows(&dir);
     assert_eq!(rows.len(), 6);
     let mut lines: Vec<Value> = rows[1..]
