@@ -9,6 +9,15 @@ use std::path::Path;
 use common::*;
 use serde_json::Value;
 
+/// A JSON array of strings, borrowed.
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect()
+}
+
 fn u64s(v: &Value) -> Vec<u64> {
     v.as_array()
         .unwrap()
@@ -343,12 +352,7 @@ fn arith_results_layouts_and_carries() {
         );
         let mut widths = BTreeSet::new();
         for r in rows(Path::new(&o)) {
-            let ops: Vec<&str> = r.params["operands"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().unwrap())
-                .collect();
+            let ops: Vec<&str> = strs(&r.params["operands"]);
             for x in &ops {
                 assert!(!x.starts_with('0') || x.len() == 1, "leading zero in {x}");
                 widths.insert(x.len());
@@ -443,12 +447,7 @@ fn arith_results_layouts_and_carries() {
             ],
         );
         for r in rows(Path::new(&o)) {
-            let ops: Vec<&str> = r.params["operands"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().unwrap())
-                .collect();
+            let ops: Vec<&str> = strs(&r.params["operands"]);
             let n = carries(ops[0], ops[1], op);
             assert_eq!(r.params["carries_count"].as_u64().unwrap() as usize, n);
             if mode == "none" {
@@ -491,12 +490,7 @@ fn arith_sum_in_a_haystack() {
         ],
     );
     for r in rows(Path::new(&o)) {
-        let nums: Vec<&str> = r.params["operands"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
+        let nums: Vec<&str> = strs(&r.params["operands"]);
         assert_eq!(nums.len(), 25);
         let total: u128 = nums.iter().map(|n| n.parse::<u128>().unwrap()).sum();
         assert_eq!(r.target, total.to_string());
