@@ -77,7 +77,8 @@ fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
                 }
                 if columns.has("target_length") {
                     let lengths = columns.i64s("target_length")?;
-                    info.lengths.extend(lengths.valid().map(|v| v.max(0) as u64));
+                    info.lengths
+                        .extend(lengths.valid().map(|v| v.max(0) as u64));
                 }
             }
             info.files.push(path);

@@ -50,29 +50,39 @@ pub struct FileEntry {
 /// versions tell why bytes may differ between builds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Generator {
+    /// Always `needlework`.
     pub name: String,
+    /// The `gen` version that wrote the dataset.
     pub version: String,
+    /// The core crate's output format: `verify` regenerates only its own format.
     pub format_version: u32,
+    /// Versions of the crates that shape output bytes ([`OUTPUT_CRATES`]).
     pub crates: BTreeMap<String, String>,
 }
 
 /// Everything needed to regenerate and check a dataset.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
+    /// Always [`FORMAT`]: tells our manifests from other JSON.
     pub format: String,
+    /// Which build wrote the dataset.
     pub generator: Generator,
     /// The command that made the dataset.
     pub command: Vec<String>,
+    /// Every choice that shaped the rows, enough to regenerate them.
     pub recipe: Recipe,
     /// Config names (`niah_single`; `babilong_qa1`, `babilong_qa2`, ...), in generation order.
     pub configs: Vec<String>,
+    /// Rows over all files.
     pub rows: u64,
+    /// Every Parquet file, in dataset order.
     pub files: Vec<FileEntry>,
     /// xxh3-128 over the ordered content hashes of every row.
     pub dataset_hash: String,
 }
 
 impl Manifest {
+    /// This build, as a manifest records it.
     pub fn generator() -> Generator {
         Generator {
             name: "needlework".into(),
@@ -85,6 +95,7 @@ impl Manifest {
         }
     }
 
+    /// Read `dir/manifest.json`; an error when it is missing or not one of ours.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join("manifest.json");
         let text = std::fs::read_to_string(&path)
@@ -99,6 +110,7 @@ impl Manifest {
         Ok(m)
     }
 
+    /// Write `dir/manifest.json`, pretty-printed so datasets diff well in review.
     pub fn write(&self, dir: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)? + "\n";
         std::fs::write(dir.join("manifest.json"), text)?;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
 use arrow::array::{
-    ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, Int64Builder,
-    LargeStringArray, ListBuilder, RecordBatch, StringArray, StringBuilder,
+    ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, Int64Builder, LargeStringArray,
+    ListBuilder, RecordBatch, StringArray, StringBuilder,
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use needlework_generators::{Instance, Metric};
@@ -16,9 +16,13 @@ use crate::parquet_read::Columns;
 /// One output row: an instance and its identity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// Short stable id, derived from the provenance (what `score` joins predictions on).
     pub id: String,
+    /// Hash of everything that made the row (recipe and cell): `verify` regenerates from it.
     pub provenance_hash: String,
+    /// Hash of the row's content, so an edited row is caught without regenerating.
     pub content_hash: String,
+    /// What the task generated.
     pub instance: Instance,
 }
 

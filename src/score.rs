@@ -35,17 +35,24 @@ struct GoldRow {
 /// Scores of one config.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConfigScores {
+    /// Every scored row of the config.
     pub overall: Tally,
+    /// Per target length over all depths: RULER reports accuracy by length.
     pub by_length: BTreeMap<u64, Tally>,
+    /// The length × depth grid the heatmap draws, sorted by length then depth.
     pub cells: Vec<Cell>,
 }
 
 /// `scores.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Scores {
+    /// The manifest's dataset hash: which exact data the scores are of.
     pub dataset_hash: String,
+    /// The predictions file as given on the command line.
     pub predictions: String,
+    /// Every scored row of every config.
     pub overall: Tally,
+    /// Per config, by name.
     pub configs: BTreeMap<String, ConfigScores>,
     /// Dataset rows with no prediction (not scored).
     pub missing: Vec<String>,

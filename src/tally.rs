@@ -8,7 +8,9 @@ use serde::Serialize;
 /// Right and total for one group of rows; serialised as is into `scores.json`.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct Tally {
+    /// Rows scored.
     pub rows: u64,
+    /// Rows whose prediction the row's metric accepts.
     pub correct: u64,
     /// `correct / rows`, kept up to date so readers of `scores.json` need not divide.
     pub accuracy: f64,
@@ -35,9 +37,11 @@ impl Tally {
 /// One cell of the length × depth grid: what the heatmap draws and `scores.json` lists.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cell {
+    /// Target length in tokens.
     pub length: u64,
     /// `None` for rows without a depth.
     pub depth: Option<f64>,
+    /// Flattened into the cell in `scores.json`.
     #[serde(flatten)]
     pub tally: Tally,
 }

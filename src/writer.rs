@@ -23,6 +23,7 @@ const FILE_BYTES: u64 = 256 << 20;
 
 /// The temporary directory a dataset is built in; removed on drop unless committed.
 pub struct Staging {
+    /// Where shards are written until [`Staging::commit`] renames it into place.
     pub dir: PathBuf,
     committed: bool,
 }
@@ -125,6 +126,8 @@ pub fn writer_properties(compression: &str, canary: &str) -> Result<WriterProper
 }
 
 impl ShardWriter {
+    /// A writer for one config and split under `root` (the staging directory); shards are
+    /// named `part-NNNNN` until [`ShardWriter::finish`] knows how many there are.
     pub fn new(
         root: &Path,
         config: &str,
