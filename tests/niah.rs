@@ -97,8 +97,10 @@ fn output_is_byte_identical_across_runs_and_threads() {
     assert_ne!(a, other);
 }
 
+/// Rewrite `file` with `edit` applied to the first row's input (a tampered dataset for verify).
 fn rewrite_first_input(file: &Path, edit: impl Fn(&str) -> String) {
     use arrow::array::{ArrayRef, LargeStringArray};
+    use common::parquet_read::Columns;
     use parquet::arrow::ArrowWriter;
     use std::sync::Arc;
     let batches = read_batches(file);
@@ -109,10 +111,7 @@ fn rewrite_first_input(file: &Path, edit: impl Fn(&str) -> String) {
         let mut cols: Vec<ArrayRef> = b.columns().to_vec();
         if k == 0 {
             let idx = schema.index_of("input").unwrap();
-            let inputs = cols[idx]
-                .as_any()
-                .downcast_ref::<LargeStringArray>()
-                .unwrap();
+            let inputs = Columns::new(b).strings("input").unwrap();
             let mut values: Vec<String> = inputs.iter().map(|v| v.unwrap().to_string()).collect();
             values[0] = edit(&values[0]);
             cols[idx] = Arc::new(LargeStringArray::from_iter_values(values));
