@@ -4,10 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use arrow::array::{Array, LargeStringArray, StringArray, StringViewArray};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
 
+use crate::parquet_read::{Columns, ParquetFile};
 use crate::usage;
 
 const FORMS: &str =
@@ -116,49 +114,34 @@ fn read_jsonl(path: &Path, field: &str) -> Result<Vec<String>> {
     Ok(docs)
 }
 
+/// The non-null values of the text column `column` of a user's Parquet file, in file order.
+/// Every failure is the user's input, so every error is a usage error (exit 2).
 fn read_parquet(path: &Path, column: &str) -> Result<Vec<String>> {
-    let bad = |e: &dyn std::fmt::Display| {
+    let bad = |e: anyhow::Error| {
         usage(format!(
-            "cannot read Parquet corpus '{}': {e}",
-            path.display()
+            "cannot read Parquet corpus '{}': {}",
+            path.display(),
+            e.root_cause()
         ))
     };
-    let file = fs::File::open(path).map_err(|e| bad(&e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
-    let schema = builder.parquet_schema();
-    let index = schema
-        .columns()
-        .iter()
-        .position(|c| c.path().string() == column)
-        .ok_or_else(|| {
-            usage(format!(
-                "Parquet corpus '{}' has no column '{column}' (name another with {}:COLUMN)",
-                path.display(),
-                path.display()
-            ))
-        })?;
-    let mask = ProjectionMask::leaves(schema, [index]);
-    let reader = builder.with_projection(mask).build().map_err(|e| bad(&e))?;
+    let file = ParquetFile::open(path).map_err(bad)?;
+    if file.schema().index_of(column).is_err() {
+        return Err(usage(format!(
+            "Parquet corpus '{}' has no column '{column}' (name another with {}:COLUMN)",
+            path.display(),
+            path.display()
+        )));
+    }
     let mut docs = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| bad(&e))?;
-        let col = batch.column(0);
-        let any = col.as_any();
-        let not_text = || {
+    for batch in file.project(&[column]).map_err(bad)? {
+        let batch = batch.map_err(bad)?;
+        let text = Columns::new(&batch).strings(column).map_err(|_| {
             usage(format!(
                 "column '{column}' of '{}' is not a string column",
                 path.display()
             ))
-        };
-        if let Some(a) = any.downcast_ref::<StringArray>() {
-            docs.extend(a.iter().flatten().map(str::to_string));
-        } else if let Some(a) = any.downcast_ref::<LargeStringArray>() {
-            docs.extend(a.iter().flatten().map(str::to_string));
-        } else if let Some(a) = any.downcast_ref::<StringViewArray>() {
-            docs.extend(a.iter().flatten().map(str::to_string));
-        } else {
-            return Err(not_text());
-        }
+        })?;
+        docs.extend(text.iter().flatten().map(str::to_string));
     }
     Ok(docs)
 }

@@ -4,15 +4,12 @@
 //! (`exports/needlework_metrics.py`, the Python twin of `generators/src/scoring.rs`).
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use arrow::array::{Array, Int32Array, Int64Array};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
 
 use crate::manifest::Manifest;
+use crate::parquet_read::{Columns, ParquetFile};
 use crate::usage;
 
 const METRICS_PY: &str = include_str!("../exports/needlework_metrics.py");
@@ -48,6 +45,7 @@ impl ConfigInfo {
     }
 }
 
+/// What each config of the manifest needs for an export, reading only two small columns.
 fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
     let mut out = Vec::new();
     for name in &m.configs {
@@ -63,27 +61,24 @@ fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
                 info.splits.push(f.split.clone());
             }
             let path = dir.join(&f.path);
-            let builder = ParquetRecordBatchReaderBuilder::try_new(
-                File::open(&path).with_context(|| format!("cannot open {}", path.display()))?,
-            )?;
-            let mask = ProjectionMask::columns(
-                builder.parquet_schema(),
-                ["max_new_tokens", "target_length"],
-            );
-            for batch in builder.with_projection(mask).build()? {
+            let file = ParquetFile::open(&path)?;
+            // Tolerate a file without these columns (the harness then gets the defaults),
+            // as exports always have; a column of the wrong type is an error.
+            let wanted: Vec<&str> = ["max_new_tokens", "target_length"]
+                .into_iter()
+                .filter(|c| file.schema().index_of(c).is_ok())
+                .collect();
+            for batch in file.project(&wanted)? {
                 let batch = batch?;
-                let col = |n: &str| batch.column_by_name(n).cloned();
-                if let Some(a) = col("max_new_tokens") {
-                    if let Some(a) = a.as_any().downcast_ref::<Int32Array>() {
-                        let max = a.iter().flatten().max().unwrap_or(0);
-                        info.max_new_tokens = info.max_new_tokens.max(max.max(0) as u32);
-                    }
+                let columns = Columns::in_file(&batch, &path);
+                if columns.has("max_new_tokens") {
+                    let max = columns.i32s("max_new_tokens")?.valid().max().unwrap_or(0);
+                    info.max_new_tokens = info.max_new_tokens.max(max.max(0) as u32);
                 }
-                if let Some(a) = col("target_length") {
-                    if let Some(a) = a.as_any().downcast_ref::<Int64Array>() {
-                        info.lengths
-                            .extend(a.iter().flatten().map(|v| v.max(0) as u64));
-                    }
+                if columns.has("target_length") {
+                    let lengths = columns.i64s("target_length")?;
+                    info.lengths
+                        .extend(lengths.valid().map(|v| v.max(0) as u64));
                 }
             }
             info.files.push(path);

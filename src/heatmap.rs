@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::score::Cell;
+use crate::tally::Cell;
 
 static FONT: Once = Once::new();
 

@@ -11,12 +11,14 @@ mod heatmap;
 mod inspect;
 mod manifest;
 mod options;
+mod parquet_read;
 mod prepare;
 mod progress;
 mod recipe;
 mod schema;
 mod score;
 mod spec;
+mod tally;
 mod verify;
 mod writer;
 

@@ -9,7 +9,6 @@ use serde_json::json;
 
 use crate::recipe::Recipe;
 use crate::schema::Row;
-use crate::writer::FileEntry;
 
 /// Our wording of the canary convention.
 pub const CANARY_NOTICE: &str = "This is evaluation data made by needlework. It must never be used to train a model or be included in a training corpus. Filter out any document containing this canary GUID.";
@@ -28,31 +27,62 @@ pub const OUTPUT_CRATES: &[(&str, &str)] = &[
     ("tokenizers", "0.22.2"),
 ];
 
+/// What the manifest records about one written file. It lives here, not in `writer`, because
+/// the manifest is the record and the writer only fills it in: `writer` depends on `manifest`,
+/// never the other way round.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileEntry {
+    /// Path relative to the dataset directory.
+    pub path: String,
+    /// The config the file belongs to.
+    pub config: String,
+    /// The split the file belongs to.
+    pub split: String,
+    /// Rows in the file, so `verify` can tell a short file from a changed one.
+    pub rows: u64,
+    /// Size in bytes, checked before hashing.
+    pub bytes: u64,
+    /// xxh3-128 of the file's bytes.
+    pub xxh3: String,
+}
+
+/// Which build made a dataset: `verify` refuses a format it does not make, and the crate
+/// versions tell why bytes may differ between builds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Generator {
+    /// Always `needlework`.
     pub name: String,
+    /// The `gen` version that wrote the dataset.
     pub version: String,
+    /// The core crate's output format: `verify` regenerates only its own format.
     pub format_version: u32,
+    /// Versions of the crates that shape output bytes ([`OUTPUT_CRATES`]).
     pub crates: BTreeMap<String, String>,
 }
 
 /// Everything needed to regenerate and check a dataset.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
+    /// Always [`FORMAT`]: tells our manifests from other JSON.
     pub format: String,
+    /// Which build wrote the dataset.
     pub generator: Generator,
     /// The command that made the dataset.
     pub command: Vec<String>,
+    /// Every choice that shaped the rows, enough to regenerate them.
     pub recipe: Recipe,
     /// Config names (`niah_single`; `babilong_qa1`, `babilong_qa2`, ...), in generation order.
     pub configs: Vec<String>,
+    /// Rows over all files.
     pub rows: u64,
+    /// Every Parquet file, in dataset order.
     pub files: Vec<FileEntry>,
     /// xxh3-128 over the ordered content hashes of every row.
     pub dataset_hash: String,
 }
 
 impl Manifest {
+    /// This build, as a manifest records it.
     pub fn generator() -> Generator {
         Generator {
             name: "needlework".into(),
@@ -65,6 +95,7 @@ impl Manifest {
         }
     }
 
+    /// Read `dir/manifest.json`; an error when it is missing or not one of ours.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join("manifest.json");
         let text = std::fs::read_to_string(&path)
@@ -79,6 +110,7 @@ impl Manifest {
         Ok(m)
     }
 
+    /// Write `dir/manifest.json`, pretty-printed so datasets diff well in review.
     pub fn write(&self, dir: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)? + "\n";
         std::fs::write(dir.join("manifest.json"), text)?;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// Progress of generating or verifying rows, safe to advance from rayon's threads.
 pub struct Progress {
     bar: Option<ProgressBar>,
     started: Instant,
@@ -15,6 +16,7 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// A bar for `total` rows labelled `verb`; hidden (and free) when quiet or not a terminal.
     pub fn new(total: u64, quiet: bool, verb: &str) -> Progress {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
@@ -36,6 +38,8 @@ impl Progress {
         }
     }
 
+    /// One row done, of `tokens` tokens (the rate shown is tokens per second, which says more
+    /// than rows per second when lengths differ a thousandfold).
     pub fn advance(&self, tokens: u64) {
         let Some(bar) = &self.bar else { return };
         let total = self.tokens.fetch_add(tokens, Ordering::Relaxed) + tokens;
@@ -48,6 +52,7 @@ impl Progress {
         bar.inc(1);
     }
 
+    /// Clear the bar so the summary line that follows stands alone.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();

@@ -5,18 +5,24 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
 use arrow::array::{
-    Array, ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, Int64Builder,
-    LargeStringArray, ListArray, ListBuilder, RecordBatch, StringArray, StringBuilder,
+    ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, Int64Builder, LargeStringArray,
+    ListBuilder, RecordBatch, StringArray, StringBuilder,
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use needlework_generators::{Instance, Metric};
 
+use crate::parquet_read::Columns;
+
 /// One output row: an instance and its identity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// Short stable id, derived from the provenance (what `score` joins predictions on).
     pub id: String,
+    /// Hash of everything that made the row (recipe and cell): `verify` regenerates from it.
     pub provenance_hash: String,
+    /// Hash of the row's content, so an edited row is caught without regenerating.
     pub content_hash: String,
+    /// What the task generated.
     pub instance: Instance,
 }
 
@@ -123,23 +129,8 @@ pub fn to_batch(rows: &[Row], canary: &str) -> Result<RecordBatch> {
     RecordBatch::try_new(schema(), columns).context("building a record batch")
 }
 
-pub(crate) fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .ok_or_else(|| anyhow!("column '{name}' is missing"))?
-        .as_any()
-        .downcast_ref::<T>()
-        .ok_or_else(|| anyhow!("column '{name}' has the wrong type"))
-}
-
-pub(crate) fn list_item<T: 'static + Clone>(list: &ListArray, i: usize, name: &str) -> Result<T> {
-    list.value(i)
-        .as_any()
-        .downcast_ref::<T>()
-        .cloned()
-        .ok_or_else(|| anyhow!("column '{name}' has the wrong item type"))
-}
-
+/// A stored metric name back as the enum; an unknown name is an error, not a default, so a
+/// foreign or corrupted file is never scored with the wrong rule.
 pub(crate) fn parse_metric(s: &str) -> Result<Metric> {
     Ok(match s {
         "all" => Metric::All,
@@ -151,45 +142,41 @@ pub(crate) fn parse_metric(s: &str) -> Result<Metric> {
     })
 }
 
-/// A row as stored, with its canary.
+/// A row as stored, with its canary (kept apart from [`Row`] because the canary is per dataset,
+/// and `verify` checks it against the manifest's).
 pub struct StoredRow {
+    /// The row as `gen` would build it.
     pub row: Row,
+    /// The `canary` column of the row.
     pub canary: String,
 }
 
-/// Read rows back from a record batch with this schema.
+/// Read rows back from a record batch with this schema (`verify` compares them with rows it
+/// regenerates). Errors name the column; the caller names the file.
 pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredRow>> {
-    let s = |n: &str| column::<StringArray>(batch, n);
-    let (id, task, variant) = (s("id")?, s("task")?, s("variant")?);
-    let input = column::<LargeStringArray>(batch, "input")?;
+    let columns = Columns::new(batch);
+    let s = |n: &str| columns.strings(n);
+    let (id, task, variant, input) = (s("id")?, s("task")?, s("variant")?, s("input")?);
     let (question, prefix, target, metric) = (
         s("question")?,
         s("answer_prefix")?,
         s("target")?,
         s("metric")?,
     );
-    let answers = column::<ListArray>(batch, "answers")?;
-    let labels = column::<ListArray>(batch, "labels")?;
-    let mnt = column::<Int32Array>(batch, "max_new_tokens")?;
-    let tlen = column::<Int64Array>(batch, "target_length")?;
-    let len = column::<Int64Array>(batch, "length")?;
+    let answers = columns.string_lists("answers")?;
+    let labels = columns.string_lists("labels")?;
+    let mnt = columns.i32s("max_new_tokens")?;
+    let tlen = columns.i64s("target_length")?;
+    let len = columns.i64s("length")?;
     let tokenizer = s("tokenizer")?;
-    let depth = column::<Float64Array>(batch, "depth_percent")?;
-    let offs = column::<ListArray>(batch, "needle_offsets")?;
-    let depths = column::<ListArray>(batch, "needle_depths")?;
-    let sample = column::<Int64Array>(batch, "sample_index")?;
+    let depth = columns.f64s("depth_percent")?;
+    let offsets = columns.i64_lists("needle_offsets")?;
+    let depths = columns.f64_lists("needle_depths")?;
+    let sample = columns.i64s("sample_index")?;
     let params = s("params")?;
     let (prov, content, canary) = (s("provenance_hash")?, s("content_hash")?, s("canary")?);
-    let str_list = |l: &ListArray, i: usize, n: &str| -> Result<Vec<String>> {
-        let a = list_item::<StringArray>(l, i, n)?;
-        Ok(a.iter()
-            .map(|x| x.unwrap_or_default().to_string())
-            .collect())
-    };
     let mut out = Vec::with_capacity(batch.num_rows());
     for i in 0..batch.num_rows() {
-        let o = list_item::<Int64Array>(offs, i, "needle_offsets")?;
-        let d = list_item::<Float64Array>(depths, i, "needle_depths")?;
         let instance = Instance {
             task: task.value(i).to_string(),
             variant: variant.value(i).to_string(),
@@ -197,16 +184,16 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredRow>> {
             question: question.value(i).to_string(),
             answer_prefix: prefix.value(i).to_string(),
             target: target.value(i).to_string(),
-            answers: str_list(answers, i, "answers")?,
-            labels: str_list(labels, i, "labels")?,
+            answers: answers.value(i),
+            labels: labels.value(i),
             metric: parse_metric(metric.value(i))?,
             max_new_tokens: mnt.value(i) as u32,
             target_length: tlen.value(i) as u64,
             length: len.value(i) as u64,
             tokenizer: tokenizer.value(i).to_string(),
-            depth_percent: (!depth.is_null(i)).then(|| depth.value(i)),
-            needle_offsets: o.values().iter().map(|&x| x as u64).collect(),
-            needle_depths: d.values().to_vec(),
+            depth_percent: depth.get(i),
+            needle_offsets: offsets.value(i).into_iter().map(|x| x as u64).collect(),
+            needle_depths: depths.value(i),
             sample_index: sample.value(i) as u64,
             params: params.value(i).to_string(),
         };

@@ -7,17 +7,16 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use arrow::array::{Array, Float64Array, Int64Array, ListArray, StringArray};
 use needlework_generators::scoring::{is_correct, Gold};
 use needlework_generators::Metric;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::heatmap;
 use crate::manifest::Manifest;
-use crate::schema::{column, list_item, parse_metric};
+use crate::parquet_read::{Columns, ParquetFile};
+use crate::schema::parse_metric;
+use crate::tally::{Cell, Tally};
 use crate::usage;
 
 /// What scoring needs of one dataset row.
@@ -33,54 +32,27 @@ struct GoldRow {
     answer_prefix: String,
 }
 
-/// Right and total for one group of rows.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
-pub struct Tally {
-    pub rows: u64,
-    pub correct: u64,
-    pub accuracy: f64,
-}
-
-impl Tally {
-    fn add(&mut self, ok: bool) {
-        self.merge(&Tally {
-            rows: 1,
-            correct: u64::from(ok),
-            accuracy: 0.0,
-        });
-    }
-
-    fn merge(&mut self, other: &Tally) {
-        self.rows += other.rows;
-        self.correct += other.correct;
-        self.accuracy = self.correct as f64 / self.rows.max(1) as f64;
-    }
-}
-
-/// One cell of the grid.
-#[derive(Debug, Clone, Serialize)]
-pub struct Cell {
-    pub length: u64,
-    /// `None` for rows without a depth.
-    pub depth: Option<f64>,
-    #[serde(flatten)]
-    pub tally: Tally,
-}
-
 /// Scores of one config.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConfigScores {
+    /// Every scored row of the config.
     pub overall: Tally,
+    /// Per target length over all depths: RULER reports accuracy by length.
     pub by_length: BTreeMap<u64, Tally>,
+    /// The length × depth grid the heatmap draws, sorted by length then depth.
     pub cells: Vec<Cell>,
 }
 
 /// `scores.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Scores {
+    /// The manifest's dataset hash: which exact data the scores are of.
     pub dataset_hash: String,
+    /// The predictions file as given on the command line.
     pub predictions: String,
+    /// Every scored row of every config.
     pub overall: Tally,
+    /// Per config, by name.
     pub configs: BTreeMap<String, ConfigScores>,
     /// Dataset rows with no prediction (not scored).
     pub missing: Vec<String>,
@@ -106,13 +78,10 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
     let mut out = BTreeMap::new();
     for f in &m.files {
         let path = dir.join(&f.path);
-        let builder = ParquetRecordBatchReaderBuilder::try_new(
-            File::open(&path).with_context(|| format!("cannot open {}", path.display()))?,
-        )?;
-        let mask = ProjectionMask::columns(builder.parquet_schema(), GOLD_COLUMNS);
-        for batch in builder.with_projection(mask).build()? {
-            let b = batch?;
-            let s = |n: &str| column::<StringArray>(&b, n);
+        for batch in ParquetFile::open(&path)?.project(&GOLD_COLUMNS)? {
+            let batch = batch?;
+            let columns = Columns::in_file(&batch, &path);
+            let s = |n: &str| columns.strings(n);
             let (id, question, prefix, target, metric) = (
                 s("id")?,
                 s("question")?,
@@ -120,27 +89,23 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
                 s("target")?,
                 s("metric")?,
             );
-            let answers = column::<ListArray>(&b, "answers")?;
-            let labels = column::<ListArray>(&b, "labels")?;
-            let length = column::<Int64Array>(&b, "target_length")?;
-            let depth = column::<Float64Array>(&b, "depth_percent")?;
-            let strings = |l: &ListArray, i: usize, n: &str| -> Result<Vec<String>> {
-                let a = list_item::<StringArray>(l, i, n)?;
-                Ok(a.iter()
-                    .map(|x| x.unwrap_or_default().to_string())
-                    .collect())
-            };
-            for i in 0..b.num_rows() {
+            let answers = columns.string_lists("answers")?;
+            let labels = columns.string_lists("labels")?;
+            let length = columns.i64s("target_length")?;
+            let depth = columns.f64s("depth_percent")?;
+            for i in 0..columns.num_rows() {
+                let metric = parse_metric(metric.value(i))
+                    .with_context(|| format!("{} row {i}", path.display()))?;
                 out.insert(
                     id.value(i).to_string(),
                     GoldRow {
                         config: f.config.clone(),
                         length: length.value(i).max(0) as u64,
-                        depth: (!depth.is_null(i)).then(|| depth.value(i)),
-                        metric: parse_metric(metric.value(i))?,
+                        depth: depth.get(i),
+                        metric,
                         target: target.value(i).to_string(),
-                        answers: strings(answers, i, "answers")?,
-                        labels: strings(labels, i, "labels")?,
+                        answers: answers.value(i),
+                        labels: labels.value(i),
                         question: question.value(i).to_string(),
                         answer_prefix: prefix.value(i).to_string(),
                     },

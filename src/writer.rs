@@ -11,9 +11,9 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::manifest::FileEntry;
 use crate::schema::{schema, to_batch, Row};
 
 /// A row group is closed once its rows hold this many bytes of text.
@@ -21,23 +21,9 @@ const ROW_GROUP_BYTES: usize = 64 << 20;
 /// A file is closed once it holds this many bytes of text (unless --rows-per-file is given).
 const FILE_BYTES: u64 = 256 << 20;
 
-/// What the manifest records about one written file.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct FileEntry {
-    /// Path relative to the dataset directory.
-    pub path: String,
-    /// The config the file belongs to.
-    pub config: String,
-    /// The split the file belongs to.
-    pub split: String,
-    pub rows: u64,
-    pub bytes: u64,
-    /// xxh3-128 of the file's bytes.
-    pub xxh3: String,
-}
-
 /// The temporary directory a dataset is built in; removed on drop unless committed.
 pub struct Staging {
+    /// Where shards are written until [`Staging::commit`] renames it into place.
     pub dir: PathBuf,
     committed: bool,
 }
@@ -140,6 +126,8 @@ pub fn writer_properties(compression: &str, canary: &str) -> Result<WriterProper
 }
 
 impl ShardWriter {
+    /// A writer for one config and split under `root` (the staging directory); shards are
+    /// named `part-NNNNN` until [`ShardWriter::finish`] knows how many there are.
     pub fn new(
         root: &Path,
         config: &str,

@@ -1,20 +1,24 @@
 //! End-to-end tests of `gen posgen`, `gen sort` and `gen arith`, with independent re-computation
 //! of every answer.
 
+#[path = "lengthgen/bignum.rs"]
+mod bignum;
 mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use bignum::{big, carries};
 use common::*;
 use serde_json::Value;
 
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-fn out(t: &tempfile::TempDir, name: &str) -> String {
-    t.path().join(name).display().to_string()
+/// A JSON array of strings, borrowed.
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect()
 }
 
 fn u64s(v: &Value) -> Vec<u64> {
@@ -33,25 +37,25 @@ fn posgen_rules_and_disjoint_splits() {
     for variant in ["recursive", "cot", "semi-recursive"] {
         let mut seeds: [BTreeSet<Vec<u64>>; 2] = Default::default();
         for (s, split) in ["train", "test"].iter().enumerate() {
-            let o = out(&t, &format!("{variant}-{split}"));
-            gen_ok(&[
-                "posgen",
-                "--variant",
-                variant,
-                "--split",
-                split,
-                "--samples",
-                "300",
-                "--modulus",
-                "5",
-                "--near",
-                "2",
-                "--far",
-                "1",
-                "--out",
+            let o = out_arg(t.path(), &format!("{variant}-{split}"));
+            generate(
                 &o,
-                "-q",
-            ]);
+                &[
+                    "posgen",
+                    "--variant",
+                    variant,
+                    "--split",
+                    split,
+                    "--samples",
+                    "300",
+                    "--modulus",
+                    "5",
+                    "--near",
+                    "2",
+                    "--far",
+                    "1",
+                ],
+            );
             for r in rows(Path::new(&o)) {
                 let p = &r.params;
                 let (m, j, k) = (5u64, 2usize, 1usize);
@@ -98,17 +102,8 @@ fn posgen_rules_and_disjoint_splits() {
 #[test]
 fn posgen_both_splits_in_one_dataset() {
     let t = tmp();
-    let o = out(&t, "both");
-    gen_ok(&[
-        "posgen",
-        "--split",
-        "both",
-        "--samples",
-        "50",
-        "--out",
-        &o,
-        "-q",
-    ]);
+    let o = out_arg(t.path(), "both");
+    generate(&o, &["posgen", "--split", "both", "--samples", "50"]);
     let dir = Path::new(&o).join("posgen_recursive");
     assert!(dir.join("train-00000-of-00001.parquet").exists());
     assert!(dir.join("test-00000-of-00001.parquet").exists());
@@ -181,10 +176,10 @@ fn sort_targets_are_sorted_items() {
         ),
     ];
     for (name, args) in cases {
-        let o = out(&t, name);
-        let mut all = vec!["sort", "--samples", "2", "--out", &o, "-q"];
+        let o = out_arg(t.path(), name);
+        let mut all = vec!["sort", "--samples", "2"];
         all.extend(args.iter());
-        gen_ok(&all);
+        generate(&o, &all);
         for r in rows(Path::new(&o)) {
             let p = &r.params;
             let items: Vec<String> = p["items"]
@@ -256,124 +251,20 @@ fn sort_targets_are_sorted_items() {
     }
 }
 
-/// Decimal strings as base-1e9 limbs (least significant first): an implementation independent of
-/// the generator's digit-vector arithmetic.
-fn limbs(s: &str) -> Vec<u64> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut end = b.len();
-    while end > 0 {
-        let start = end.saturating_sub(9);
-        out.push(
-            std::str::from_utf8(&b[start..end])
-                .unwrap()
-                .parse()
-                .unwrap(),
-        );
-        end = start;
-    }
-    out
-}
-
-fn unlimbs(mut l: Vec<u64>) -> String {
-    while l.len() > 1 && *l.last().unwrap() == 0 {
-        l.pop();
-    }
-    let mut s = l.last().unwrap().to_string();
-    for x in l.iter().rev().skip(1) {
-        s.push_str(&format!("{x:09}"));
-    }
-    s
-}
-
-fn big(a: &str, b: &str, op: &str) -> String {
-    let (x, y) = (limbs(a), limbs(b));
-    const B: u64 = 1_000_000_000;
-    match op {
-        "add" => {
-            let mut out = vec![0u64; x.len().max(y.len()) + 1];
-            let mut c = 0;
-            for (i, o) in out.iter_mut().enumerate() {
-                let s = x.get(i).unwrap_or(&0) + y.get(i).unwrap_or(&0) + c;
-                *o = s % B;
-                c = s / B;
-            }
-            unlimbs(out)
-        }
-        "sub" => {
-            let mut out = vec![0u64; x.len()];
-            let mut br = 0i64;
-            for (i, o) in out.iter_mut().enumerate() {
-                let mut d = x[i] as i64 - *y.get(i).unwrap_or(&0) as i64 - br;
-                br = (d < 0) as i64;
-                if d < 0 {
-                    d += B as i64;
-                }
-                *o = d as u64;
-            }
-            unlimbs(out)
-        }
-        _ => {
-            let mut out = vec![0u128; x.len() + y.len() + 1];
-            for (i, &p) in x.iter().enumerate() {
-                for (j, &q) in y.iter().enumerate() {
-                    out[i + j] += p as u128 * q as u128;
-                    let carry = out[i + j] / B as u128;
-                    out[i + j] %= B as u128;
-                    out[i + j + 1] += carry;
-                }
-            }
-            unlimbs(out.into_iter().map(|v| v as u64).collect())
-        }
-    }
-}
-
-fn carries(a: &str, b: &str, op: &str) -> usize {
-    let (x, y): (Vec<u8>, Vec<u8>) = (
-        a.bytes().rev().map(|c| c - b'0').collect(),
-        b.bytes().rev().map(|c| c - b'0').collect(),
-    );
-    let mut n = 0;
-    let mut c = 0i8;
-    for i in 0..x.len().max(y.len()) {
-        let (p, q) = (*x.get(i).unwrap_or(&0) as i8, *y.get(i).unwrap_or(&0) as i8);
-        if op == "add" {
-            c = ((p + q + c) >= 10) as i8;
-        } else {
-            c = ((p - q - c) < 0) as i8;
-        }
-        n += c as usize;
-    }
-    n
-}
-
 /// Must show 3: results are right for 1..200-digit operands; layouts render as specified;
 /// carry control does what it says.
 #[test]
 fn arith_results_layouts_and_carries() {
     let t = tmp();
     for op in ["add", "sub", "mul"] {
-        let o = out(&t, op);
-        gen_ok(&[
-            "arith",
-            "--op",
-            op,
-            "--digits",
-            "1..200",
-            "--samples",
-            "40",
-            "--out",
+        let o = out_arg(t.path(), op);
+        generate(
             &o,
-            "-q",
-        ]);
+            &["arith", "--op", op, "--digits", "1..200", "--samples", "40"],
+        );
         let mut widths = BTreeSet::new();
         for r in rows(Path::new(&o)) {
-            let ops: Vec<&str> = r.params["operands"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().unwrap())
-                .collect();
+            let ops: Vec<&str> = strs(&r.params["operands"]);
             for x in &ops {
                 assert!(!x.starts_with('0') || x.len() == 1, "leading zero in {x}");
                 widths.insert(x.len());
@@ -395,19 +286,19 @@ fn arith_results_layouts_and_carries() {
     }
     // Layouts.
     for layout in ["reversed", "reversed-answer", "padded", "hints"] {
-        let o = out(&t, layout);
-        gen_ok(&[
-            "arith",
-            "--layout",
-            layout,
-            "--digits",
-            "1..12",
-            "--samples",
-            "10",
-            "--out",
+        let o = out_arg(t.path(), layout);
+        generate(
             &o,
-            "-q",
-        ]);
+            &[
+                "arith",
+                "--layout",
+                layout,
+                "--digits",
+                "1..12",
+                "--samples",
+                "10",
+            ],
+        );
         for r in rows(Path::new(&o)) {
             let ops: Vec<String> = r.params["operands"]
                 .as_array()
@@ -452,28 +343,23 @@ fn arith_results_layouts_and_carries() {
         ("sub", "none"),
         ("sub", "max"),
     ] {
-        let o = out(&t, &format!("{op}-{mode}"));
-        gen_ok(&[
-            "arith",
-            "--op",
-            op,
-            "--carries",
-            mode,
-            "--digits",
-            "5..60",
-            "--samples",
-            "30",
-            "--out",
+        let o = out_arg(t.path(), &format!("{op}-{mode}"));
+        generate(
             &o,
-            "-q",
-        ]);
+            &[
+                "arith",
+                "--op",
+                op,
+                "--carries",
+                mode,
+                "--digits",
+                "5..60",
+                "--samples",
+                "30",
+            ],
+        );
         for r in rows(Path::new(&o)) {
-            let ops: Vec<&str> = r.params["operands"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().unwrap())
-                .collect();
+            let ops: Vec<&str> = strs(&r.params["operands"]);
             let n = carries(ops[0], ops[1], op);
             assert_eq!(r.params["carries_count"].as_u64().unwrap() as usize, n);
             if mode == "none" {
@@ -496,32 +382,27 @@ fn arith_results_layouts_and_carries() {
 #[test]
 fn arith_sum_in_a_haystack() {
     let t = tmp();
-    let o = out(&t, "sum");
-    gen_ok(&[
-        "arith",
-        "--op",
-        "sum",
-        "--len",
-        "32k",
-        "--haystack",
-        "generated",
-        "--count",
-        "25",
-        "--digits",
-        "2..9",
-        "--depths",
-        "3",
-        "--out",
+    let o = out_arg(t.path(), "sum");
+    generate(
         &o,
-        "-q",
-    ]);
+        &[
+            "arith",
+            "--op",
+            "sum",
+            "--len",
+            "32k",
+            "--haystack",
+            "generated",
+            "--count",
+            "25",
+            "--digits",
+            "2..9",
+            "--depths",
+            "3",
+        ],
+    );
     for r in rows(Path::new(&o)) {
-        let nums: Vec<&str> = r.params["operands"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
+        let nums: Vec<&str> = strs(&r.params["operands"]);
         assert_eq!(nums.len(), 25);
         let total: u128 = nums.iter().map(|n| n.parse::<u128>().unwrap()).sum();
         assert_eq!(r.target, total.to_string());
@@ -562,21 +443,17 @@ fn lengthgen_tasks_are_deterministic_and_verify() {
             vec!["arith", "--op", "sum", "--len", "4k", "--depths", "2"],
         ),
     ] {
-        let a = out(&t, &format!("{name}-a"));
-        let b = out(&t, &format!("{name}-b"));
-        let mut x = args.clone();
-        x.extend(["--out", &a, "-q"]);
-        gen_ok(&x);
-        let mut y = args.clone();
-        y.extend(["--out", &b, "-q", "--threads", "1"]);
-        gen_ok(&y);
-        let read = |d: &str| {
-            parquet_files(Path::new(d))
-                .iter()
-                .map(|f| std::fs::read(f).unwrap())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(read(&a), read(&b), "{name}");
+        let a = out_arg(t.path(), &format!("{name}-a"));
+        let b = out_arg(t.path(), &format!("{name}-b"));
+        generate(&a, &args);
+        let mut one_thread = args.clone();
+        one_thread.extend(["--threads", "1"]);
+        generate(&b, &one_thread);
+        assert_eq!(
+            dataset_bytes(Path::new(&a)),
+            dataset_bytes(Path::new(&b)),
+            "{name}"
+        );
         gen_ok(&["verify", &a, "-q"]);
     }
 }
@@ -603,15 +480,7 @@ fn lengthgen_bad_input() {
         (vec!["arith", "--op", "div"], "--op"),
         (vec!["arith", "--depths", "3"], "no haystack"),
     ] {
-        let o = out(&t, "x");
-        let mut all = args.clone();
-        all.extend(["--out", &o]);
-        let res = gen(&all);
-        let err = String::from_utf8_lossy(&res.stderr);
-        assert_eq!(res.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1);
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!Path::new(&o).exists());
+        assert_refused(&args, &out_arg(t.path(), "x"), needle);
     }
 }
 
@@ -719,21 +588,10 @@ fn golden_lengthgen() {
         ),
     ];
     for (name, args) in cases {
-        let o = out(&t, name);
+        let o = out_arg(t.path(), name);
         let mut all = args.clone();
-        all.extend(["--seed", "4", "--jsonl", "--out", &o, "-q"]);
-        gen_ok(&all);
-        let mut jsonl = Vec::new();
-        for f in parquet_files(Path::new(&o)) {
-            jsonl.push(std::fs::read_to_string(f.with_extension("jsonl")).unwrap());
-        }
-        let got = jsonl.concat();
-        let golden = root().join(format!("tests/golden/{name}.jsonl"));
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(&golden, &got).unwrap();
-        }
-        let want = std::fs::read_to_string(&golden)
-            .expect("golden file exists (UPDATE_GOLDEN=1 makes it)");
-        assert_eq!(got, want, "{name} drifted");
+        all.extend(["--seed", "4", "--jsonl"]);
+        generate(&o, &all);
+        assert_golden(name, &jsonl_text(Path::new(&o)));
     }
 }

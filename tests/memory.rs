@@ -1,5 +1,6 @@
 //! Must show 9: a 1m-token instance is correct and the process stays under 1 GiB.
-//! Its own test binary, so the children measured are only this test's.
+//! Its own test binary, so the children measured are only this test's. The memory bound is
+//! checked where getrusage reports it (unix); the row is checked everywhere.
 
 mod common;
 
@@ -8,22 +9,46 @@ use std::path::Path;
 use common::*;
 use needlework_generators::Tokenizer;
 
-#[test]
-fn one_million_tokens_under_one_gib() {
-    let t = tempfile::tempdir().unwrap();
-    let out = t.path().join("m").display().to_string();
-    gen_ok(&["niah", "--len", "1m", "--out", &out, "-q"]);
+/// The largest resident set of any finished child of this process, in KiB (`None` where the
+/// OS does not report it).
+#[cfg(unix)]
+fn children_peak_rss_kib() -> Option<u64> {
     // SAFETY: getrusage only writes into the struct we pass.
-    let peak_kib = unsafe {
+    let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
         assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0);
-        usage.ru_maxrss
+        usage
     };
-    eprintln!("peak RSS of gen --len 1m: {peak_kib} KiB");
-    assert!(
-        peak_kib > 0 && peak_kib < 1024 * 1024,
-        "peak {peak_kib} KiB"
-    );
+    let raw = u64::try_from(usage.ru_maxrss).ok()?;
+    // Darwin reports ru_maxrss in bytes; Linux and the BSDs in KiB.
+    if cfg!(any(target_os = "macos", target_os = "ios")) {
+        Some(raw / 1024)
+    } else {
+        Some(raw)
+    }
+}
+
+/// Windows has no getrusage (and the test does not link libc there): no measurement.
+#[cfg(not(unix))]
+fn children_peak_rss_kib() -> Option<u64> {
+    None
+}
+
+#[test]
+fn one_million_tokens_under_one_gib() {
+    let t = tmp();
+    let out = t.path().join("m").display().to_string();
+    generate(&out, &["niah", "--len", "1m"]);
+    match children_peak_rss_kib() {
+        Some(peak_kib) => {
+            eprintln!("peak RSS of gen --len 1m: {peak_kib} KiB");
+            assert!(
+                peak_kib > 0 && peak_kib < 1024 * 1024,
+                "peak {peak_kib} KiB"
+            );
+        }
+        None => eprintln!("peak RSS is not measured on this OS; checking the row only"),
+    }
     let rows = rows(Path::new(&out));
     assert_eq!(rows.len(), 1);
     let r = &rows[0];

@@ -9,10 +9,6 @@ use common::*;
 use needlework_generators::Tokenizer;
 use serde_json::Value;
 
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
 /// Recompute every amount from the relations alone, checking integrality on the way.
 fn amounts(chain: &[Value]) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
@@ -53,20 +49,20 @@ fn salary_orders_at_2k() {
                 .join(format!("{order}-{question}"))
                 .display()
                 .to_string();
-            gen_ok(&[
-                "needlechain",
-                "--order",
-                order,
-                "--question",
-                question,
-                "--len",
-                "2k",
-                "--samples",
-                "3",
-                "--out",
+            generate(
                 &out,
-                "-q",
-            ]);
+                &[
+                    "needlechain",
+                    "--order",
+                    order,
+                    "--question",
+                    question,
+                    "--len",
+                    "2k",
+                    "--samples",
+                    "3",
+                ],
+            );
             for r in rows(Path::new(&out)) {
                 assert_eq!(r.variant, format!("salary_{order}"));
                 let chain = r.params["chain"].as_array().unwrap();
@@ -150,20 +146,20 @@ fn salary_orders_at_2k() {
 fn long_chains_and_kinship() {
     let t = tmp();
     let out = t.path().join("long").display().to_string();
-    gen_ok(&[
-        "needlechain",
-        "--chain",
-        "200",
-        "--order",
-        "shuffled",
-        "--question",
-        "total",
-        "--len",
-        "16k",
-        "--out",
+    generate(
         &out,
-        "-q",
-    ]);
+        &[
+            "needlechain",
+            "--chain",
+            "200",
+            "--order",
+            "shuffled",
+            "--question",
+            "total",
+            "--len",
+            "16k",
+        ],
+    );
     let r = &rows(Path::new(&out))[0];
     let chain = r.params["chain"].as_array().unwrap();
     assert_eq!(chain.len(), 200);
@@ -178,22 +174,22 @@ fn long_chains_and_kinship() {
             .join(format!("kin-{question}"))
             .display()
             .to_string();
-        gen_ok(&[
-            "needlechain",
-            "--kind",
-            "kinship",
-            "--order",
-            "shuffled",
-            "--question",
-            question,
-            "--len",
-            "3k",
-            "--samples",
-            "2",
-            "--out",
+        generate(
             &out,
-            "-q",
-        ]);
+            &[
+                "needlechain",
+                "--kind",
+                "kinship",
+                "--order",
+                "shuffled",
+                "--question",
+                question,
+                "--len",
+                "3k",
+                "--samples",
+                "2",
+            ],
+        );
         for r in rows(Path::new(&out)) {
             let chain = r.params["chain"].as_array().unwrap();
             // Generations below the eldest, from the facts alone.
@@ -263,17 +259,11 @@ fn deterministic_and_verifiable() {
             "2",
             "--seed",
             "5",
-            "--out",
-            &out,
-            "-q",
         ];
         args.extend_from_slice(extra);
-        gen_ok(&args);
+        generate(&out, &args);
         gen_ok(&["verify", &out, "-q"]);
-        parquet_files(Path::new(&out))
-            .iter()
-            .map(|f| std::fs::read(f).unwrap())
-            .collect::<Vec<_>>()
+        dataset_bytes(Path::new(&out))
     };
     assert_eq!(run("a", &[]), run("b", &["--threads", "1"]));
     let diluted = run(
@@ -323,16 +313,9 @@ fn bad_needlechain_input() {
         (vec!["--kind", "cousins"], "cousins"),
         (vec!["--chain", "400", "--len", "1k"], "too short"),
     ] {
-        let out = t.path().join("x").display().to_string();
         let mut all = vec!["needlechain"];
         all.extend(args.iter());
-        all.extend(["--out", &out]);
-        let res = gen(&all);
-        let err = String::from_utf8_lossy(&res.stderr);
-        assert_eq!(res.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1);
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!Path::new(&out).exists());
+        assert_refused(&all, &out_arg(t.path(), "x"), needle);
     }
 }
 
@@ -374,22 +357,10 @@ fn golden_chains() {
             "--seed",
             "2",
             "--jsonl",
-            "--out",
-            &out,
-            "-q",
         ];
         all.extend(args);
-        gen_ok(&all);
-        let got = std::fs::read_to_string(
-            Path::new(&out).join(format!("needlechain_{name}/test-00000-of-00001.jsonl")),
-        )
-        .unwrap();
-        let golden = root().join(format!("tests/golden/needlechain_{name}.jsonl"));
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(&golden, &got).unwrap();
-        }
-        let want = std::fs::read_to_string(&golden)
-            .expect("golden file exists (UPDATE_GOLDEN=1 makes it)");
-        assert_eq!(got, want, "needlechain_{name} drifted");
+        generate(&out, &all);
+        let got = jsonl_text(Path::new(&out));
+        assert_golden(&format!("needlechain_{name}"), &got);
     }
 }

@@ -8,23 +8,16 @@ use std::path::Path;
 use common::*;
 use needlework_generators::Tokenizer;
 
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-fn out_arg(dir: &Path, name: &str) -> String {
-    dir.join(name).display().to_string()
-}
-
 /// Must show 1: the canonical command gives 10 exact-length rows at the 10 depths, answers at
 /// their recorded offsets.
 #[test]
 fn canonical_command_writes_ten_exact_rows() {
     let t = tmp();
     let out = out_arg(t.path(), "ds");
-    gen_ok(&[
-        "niah", "--len", "32k", "--depths", "10", "--seed", "7", "--out", &out, "-q",
-    ]);
+    generate(
+        &out,
+        &["niah", "--len", "32k", "--depths", "10", "--seed", "7"],
+    );
     let rows = rows(Path::new(&out));
     assert_eq!(rows.len(), 10);
     let tok = Tokenizer::O200k;
@@ -87,16 +80,10 @@ fn output_is_byte_identical_across_runs_and_threads() {
             seed,
             "--variant",
             "multikey",
-            "-q",
-            "--out",
-            &out,
         ];
         args.extend_from_slice(extra);
-        gen_ok(&args);
-        parquet_files(Path::new(&out))
-            .iter()
-            .map(|f| std::fs::read(f).unwrap())
-            .collect::<Vec<_>>()
+        generate(&out, &args);
+        dataset_bytes(Path::new(&out))
     };
     let a = run("a", &[]);
     let b = run("b", &[]);
@@ -110,8 +97,10 @@ fn output_is_byte_identical_across_runs_and_threads() {
     assert_ne!(a, other);
 }
 
+/// Rewrite `file` with `edit` applied to the first row's input (a tampered dataset for verify).
 fn rewrite_first_input(file: &Path, edit: impl Fn(&str) -> String) {
     use arrow::array::{ArrayRef, LargeStringArray};
+    use common::parquet_read::Columns;
     use parquet::arrow::ArrowWriter;
     use std::sync::Arc;
     let batches = read_batches(file);
@@ -122,10 +111,7 @@ fn rewrite_first_input(file: &Path, edit: impl Fn(&str) -> String) {
         let mut cols: Vec<ArrayRef> = b.columns().to_vec();
         if k == 0 {
             let idx = schema.index_of("input").unwrap();
-            let inputs = cols[idx]
-                .as_any()
-                .downcast_ref::<LargeStringArray>()
-                .unwrap();
+            let inputs = Columns::new(b).strings("input").unwrap();
             let mut values: Vec<String> = inputs.iter().map(|v| v.unwrap().to_string()).collect();
             values[0] = edit(&values[0]);
             cols[idx] = Arc::new(LargeStringArray::from_iter_values(values));
@@ -231,15 +217,7 @@ fn bad_input_exits_2_with_one_line_and_no_output() {
         (vec!["niah", "--spread", "wide"], "--spread"),
     ];
     for (args, needle) in cases {
-        let out = out_arg(t.path(), "never");
-        let mut all = args.clone();
-        all.extend_from_slice(&["--out", &out]);
-        let res = gen(&all);
-        let stderr = String::from_utf8_lossy(&res.stderr);
-        assert_eq!(res.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.contains(needle), "{args:?}: {stderr}");
-        assert!(!Path::new(&out).exists(), "{args:?} left output behind");
+        assert_refused(&args, &out_arg(t.path(), "never"), needle);
     }
     // A non-empty --out is refused and left untouched; --force replaces it.
     let b = busy.display().to_string();
@@ -345,18 +323,18 @@ fn variants_have_the_right_needles_and_answers() {
         ("none", 1, 1),
     ] {
         let out = out_arg(t.path(), variant);
-        gen_ok(&[
-            "niah",
-            "--variant",
-            variant,
-            "--len",
-            "4k",
-            "--depths",
-            "0,50,100",
-            "--out",
+        generate(
             &out,
-            "-q",
-        ]);
+            &[
+                "niah",
+                "--variant",
+                variant,
+                "--len",
+                "4k",
+                "--depths",
+                "0,50,100",
+            ],
+        );
         assert!(Path::new(&out).join(format!("niah_{variant}")).is_dir());
         for r in rows(Path::new(&out)) {
             assert_eq!(r.variant, variant);
@@ -390,18 +368,18 @@ fn hugging_face_tokenizer_files_count_exactly() {
     for file in ["tokenizer-bytelevel.json", "tokenizer-metaspace.json"] {
         let path = fixture(file);
         let out = out_arg(t.path(), file);
-        gen_ok(&[
-            "niah",
-            "--tokenizer",
-            &path,
-            "--len",
-            "1k,3000",
-            "--depths",
-            "3",
-            "--out",
+        generate(
             &out,
-            "-q",
-        ]);
+            &[
+                "niah",
+                "--tokenizer",
+                &path,
+                "--len",
+                "1k,3000",
+                "--depths",
+                "3",
+            ],
+        );
         let tok = Tokenizer::from_json_bytes(&std::fs::read(&path).unwrap(), &path).unwrap();
         for r in rows(Path::new(&out)) {
             assert_eq!(r.length as usize, tok.count(&r.input).unwrap());
@@ -429,7 +407,7 @@ fn hugging_face_tokenizer_files_count_exactly() {
 fn written_files_match_the_schema_contract() {
     let t = tmp();
     let out = out_arg(t.path(), "ds");
-    gen_ok(&["niah", "--len", "1k", "--out", &out, "-q"]);
+    generate(&out, &["niah", "--len", "1k"]);
     let contract: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root().join("schemas/columns.json")).unwrap(),
     )
@@ -513,27 +491,11 @@ fn golden_instances() {
             "--seed",
             "11",
             "--jsonl",
-            "--out",
-            &out,
-            "-q",
         ];
         args.extend(extra);
-        gen_ok(&args);
-        let jsonl = Path::new(&out).join(format!("niah_{variant}/test-00000-of-00001.jsonl"));
-        let got = std::fs::read_to_string(jsonl).unwrap();
-        let golden = root().join(format!("tests/golden/niah_{variant}.jsonl"));
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
-            std::fs::write(&golden, &got).unwrap();
-        }
-        let want = std::fs::read_to_string(&golden)
-            .expect("golden file exists (UPDATE_GOLDEN=1 makes it)");
-        assert_eq!(
-            got,
-            want,
-            "niah_{variant} drifted from {}",
-            golden.display()
-        );
+        generate(&out, &args);
+        let got = jsonl_text(Path::new(&out));
+        assert_golden(&format!("niah_{variant}"), &got);
     }
 }
 
@@ -541,18 +503,10 @@ fn golden_instances() {
 fn inspect_and_list_describe_what_there_is() {
     let t = tmp();
     let out = out_arg(t.path(), "ds");
-    gen_ok(&[
-        "niah",
-        "--len",
-        "1k,2k",
-        "--depths",
-        "2",
-        "--samples",
-        "2",
-        "--out",
+    generate(
         &out,
-        "-q",
-    ]);
+        &["niah", "--len", "1k,2k", "--depths", "2", "--samples", "2"],
+    );
     let text = String::from_utf8(gen_ok(&["inspect", &out]).stdout).unwrap();
     let table: Vec<Vec<&str>> = text
         .lines()
@@ -584,9 +538,7 @@ fn inspect_and_list_describe_what_there_is() {
 fn jsonl_mirrors_parquet() {
     let t = tmp();
     let out = out_arg(t.path(), "ds");
-    gen_ok(&[
-        "niah", "--len", "1k", "--depths", "5", "--jsonl", "--out", &out, "-q",
-    ]);
+    generate(&out, &["niah", "--len", "1k", "--depths", "5", "--jsonl"]);
     let rows = rows(Path::new(&out));
     let text =
         std::fs::read_to_string(Path::new(&out).join("niah_single/test-00000-of-00001.jsonl"))

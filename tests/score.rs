@@ -3,14 +3,10 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::*;
 use serde_json::{json, Value};
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
 
 /// The text that is right for a row: every answer for `all`, else the target.
 fn gold(r: &TestRow) -> String {
@@ -42,7 +38,19 @@ fn score(dir: &Path, preds: &Path, out: &Path) -> std::process::Output {
 fn scores(dir: &Path, preds: &Path, out: &Path) -> Value {
     let o = score(dir, preds, out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    read_scores(out)
+}
+
+/// The `scores.json` that `gen score` wrote into `out`.
+fn read_scores(out: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("scores.json")).unwrap()).unwrap()
+}
+
+/// Generate a dataset with `args` into `t/d` and return its directory.
+fn dataset(t: &tempfile::TempDir, args: &[&str]) -> PathBuf {
+    let dir = t.path().join("d");
+    generate(dir.to_str().unwrap(), args);
+    dir
 }
 
 /// Pixels of the exact 0 % and 100 % colours in a PNG: only grid cells have them (the colour
@@ -69,19 +77,10 @@ fn red_and_green(png_path: &Path) -> (usize, usize, (u32, u32)) {
 #[test]
 fn gold_empty_and_half() {
     let t = tmp();
-    let dir = t.path().join("d");
-    gen_ok(&[
-        "niah",
-        "--len",
-        "1k,2k",
-        "--depths",
-        "3",
-        "--samples",
-        "2",
-        "--out",
-        dir.to_str().unwrap(),
-        "-q",
-    ]);
+    let dir = dataset(
+        &t,
+        &["niah", "--len", "1k,2k", "--depths", "3", "--samples", "2"],
+    );
     let rows = rows(&dir);
     assert_eq!(rows.len(), 12);
     let gold_lines: Vec<Value> = rows
@@ -159,19 +158,18 @@ fn gold_empty_and_half() {
 #[test]
 fn missing_unknown_and_bad_predictions() {
     let t = tmp();
-    let dir = t.path().join("d");
-    gen_ok(&[
-        "babilong",
-        "--task",
-        "qa1,qa6",
-        "--len",
-        "0",
-        "--samples",
-        "3",
-        "--out",
-        dir.to_str().unwrap(),
-        "-q",
-    ]);
+    let dir = dataset(
+        &t,
+        &[
+            "babilong",
+            "--task",
+            "qa1,qa6",
+            "--len",
+            "0",
+            "--samples",
+            "3",
+        ],
+    );
     let rows = rows(&dir);
     assert_eq!(rows.len(), 6);
     let mut lines: Vec<Value> = rows[1..]
@@ -189,8 +187,7 @@ fn missing_unknown_and_bad_predictions() {
         err.contains(&rows[0].id) && err.contains("feedfacefeedface"),
         "{err}"
     );
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("scores.json")).unwrap()).unwrap();
+    let s = read_scores(&out);
     assert_eq!(s["missing"], json!([rows[0].id]));
     assert_eq!(s["unknown"], json!(["feedfacefeedface"]));
     assert_eq!(s["overall"]["rows"], 5);

@@ -1,13 +1,17 @@
 //! Helpers shared by the integration tests: run the real `gen` binary, read what it wrote.
 #![allow(dead_code)]
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use arrow::array::{Array, Float64Array, Int64Array, LargeStringArray, ListArray, StringArray};
 use arrow::record_batch::RecordBatch;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// The reader `gen` uses, compiled into the tests too: a row the tests read is a row as `gen`
+/// reads it, and the reader is exercised on every dataset the tests write.
+#[path = "../../src/parquet_read.rs"]
+pub mod parquet_read;
+
+use parquet_read::{Columns, ParquetFile};
 
 pub const GEN: &str = env!("CARGO_BIN_EXE_gen");
 
@@ -57,13 +61,30 @@ pub fn parquet_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-pub fn read_batches(file: &Path) -> Vec<RecordBatch> {
-    ParquetRecordBatchReaderBuilder::try_new(File::open(file).unwrap())
-        .unwrap()
-        .build()
-        .unwrap()
-        .map(|b| b.unwrap())
+/// The bytes of every Parquet file of a dataset, in name order: equal for equal datasets.
+pub fn dataset_bytes(dir: &Path) -> Vec<Vec<u8>> {
+    parquet_files(dir)
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
         .collect()
+}
+
+/// A test's value or a panic that shows the whole error chain (which file, which column).
+fn must<T>(result: anyhow::Result<T>) -> T {
+    result.unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+/// Every column of every batch of `file`, for tests that rewrite a file or check its schema.
+pub fn read_batches(file: &Path) -> Vec<RecordBatch> {
+    let parquet = must(ParquetFile::open(file));
+    let names: Vec<String> = parquet
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    must(parquet.project(&names)).map(must).collect()
 }
 
 /// A row, as plain Rust values.
@@ -84,80 +105,118 @@ pub struct TestRow {
     pub variant: String,
 }
 
-fn strings(b: &RecordBatch, name: &str) -> Vec<String> {
-    let a = b.column_by_name(name).unwrap();
-    if let Some(s) = a.as_any().downcast_ref::<StringArray>() {
-        return s.iter().map(|v| v.unwrap().to_string()).collect();
-    }
-    let s = a.as_any().downcast_ref::<LargeStringArray>().unwrap();
-    s.iter().map(|v| v.unwrap().to_string()).collect()
+/// The columns [`TestRow`] holds: the rest (hashes, canary, tokenizer) is never decoded.
+const TEST_ROW_COLUMNS: [&str; 13] = [
+    "id",
+    "input",
+    "target",
+    "answers",
+    "metric",
+    "target_length",
+    "length",
+    "depth_percent",
+    "sample_index",
+    "needle_offsets",
+    "needle_depths",
+    "params",
+    "variant",
+];
+
+fn test_rows(file: &Path, batch: &RecordBatch) -> anyhow::Result<Vec<TestRow>> {
+    let columns = Columns::in_file(batch, file);
+    let s = |n: &str| columns.strings(n);
+    let (id, input, target, metric) = (s("id")?, s("input")?, s("target")?, s("metric")?);
+    let (params, variant) = (s("params")?, s("variant")?);
+    let answers = columns.string_lists("answers")?;
+    let (target_length, length) = (columns.i64s("target_length")?, columns.i64s("length")?);
+    let sample_index = columns.i64s("sample_index")?;
+    let depth_percent = columns.f64s("depth_percent")?;
+    let needle_offsets = columns.i64_lists("needle_offsets")?;
+    let needle_depths = columns.f64_lists("needle_depths")?;
+    (0..columns.num_rows())
+        .map(|i| {
+            Ok(TestRow {
+                id: id.value(i).to_string(),
+                input: input.value(i).to_string(),
+                target: target.value(i).to_string(),
+                answers: answers.value(i),
+                metric: metric.value(i).to_string(),
+                target_length: target_length.value(i),
+                length: length.value(i),
+                depth_percent: depth_percent.get(i),
+                sample_index: sample_index.value(i),
+                needle_offsets: needle_offsets.value(i),
+                needle_depths: needle_depths.value(i),
+                params: serde_json::from_str(params.value(i))?,
+                variant: variant.value(i).to_string(),
+            })
+        })
+        .collect()
 }
 
+/// Every row of every Parquet file under `dir`, in file-name order, read with the reader
+/// `gen` itself uses.
 pub fn rows(dir: &Path) -> Vec<TestRow> {
     let mut out = Vec::new();
-    for f in parquet_files(dir) {
-        for b in read_batches(&f) {
-            let ids = strings(&b, "id");
-            let input = strings(&b, "input");
-            let target = strings(&b, "target");
-            let metric = strings(&b, "metric");
-            let params = strings(&b, "params");
-            let variant = strings(&b, "variant");
-            let int = |n: &str| {
-                b.column_by_name(n)
-                    .unwrap()
-                    .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .unwrap()
-                    .clone()
-            };
-            let (tl, len, sample) = (int("target_length"), int("length"), int("sample_index"));
-            let depth = b
-                .column_by_name("depth_percent")
-                .unwrap()
-                .as_any()
-                .downcast_ref::<Float64Array>()
-                .unwrap()
-                .clone();
-            let list = |n: &str| {
-                b.column_by_name(n)
-                    .unwrap()
-                    .as_any()
-                    .downcast_ref::<ListArray>()
-                    .unwrap()
-                    .clone()
-            };
-            let (answers, offs, depths) = (
-                list("answers"),
-                list("needle_offsets"),
-                list("needle_depths"),
-            );
-            for i in 0..b.num_rows() {
-                let a = answers.value(i);
-                let a = a.as_any().downcast_ref::<StringArray>().unwrap();
-                let o = offs.value(i);
-                let o = o.as_any().downcast_ref::<Int64Array>().unwrap();
-                let d = depths.value(i);
-                let d = d.as_any().downcast_ref::<Float64Array>().unwrap();
-                out.push(TestRow {
-                    id: ids[i].clone(),
-                    input: input[i].clone(),
-                    target: target[i].clone(),
-                    answers: a.iter().map(|x| x.unwrap().to_string()).collect(),
-                    metric: metric[i].clone(),
-                    target_length: tl.value(i),
-                    length: len.value(i),
-                    depth_percent: (!depth.is_null(i)).then(|| depth.value(i)),
-                    sample_index: sample.value(i),
-                    needle_offsets: o.values().to_vec(),
-                    needle_depths: d.values().to_vec(),
-                    params: serde_json::from_str(&params[i]).unwrap(),
-                    variant: variant[i].clone(),
-                });
-            }
+    for file in parquet_files(dir) {
+        for batch in must(must(ParquetFile::open(&file)).project(&TEST_ROW_COLUMNS)) {
+            out.extend(must(test_rows(&file, &must(batch))));
         }
     }
     out
+}
+
+/// A fresh temporary directory, removed when dropped.
+pub fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary directory")
+}
+
+/// `dir/name`, as the string `--out` takes.
+pub fn out_arg(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string()
+}
+
+/// Run a generating command into `out`, quietly (`--out OUT -q` is appended), and require
+/// success.
+pub fn generate(out: &str, args: &[&str]) {
+    let mut all = args.to_vec();
+    all.extend(["--out", out, "-q"]);
+    gen_ok(&all);
+}
+
+/// `args` (with `--out OUT` appended) is refused as bad input: exit 2, one line on stderr that
+/// contains `needle`, and nothing written at `out`.
+pub fn assert_refused(args: &[&str], out: &str, needle: &str) {
+    let mut all = args.to_vec();
+    all.extend(["--out", out]);
+    let res = gen(&all);
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    assert!(!Path::new(out).exists(), "{args:?} left output behind");
+}
+
+/// The JSON Lines twins (`--jsonl`) of every Parquet file under `dir`, concatenated in
+/// file-name order: what the golden files pin.
+pub fn jsonl_text(dir: &Path) -> String {
+    parquet_files(dir)
+        .iter()
+        .map(|f| std::fs::read_to_string(f.with_extension("jsonl")).expect("a .jsonl twin"))
+        .collect()
+}
+
+/// Compare `got` with `tests/golden/<name>.jsonl`, so any drift in output shows in review.
+/// With `UPDATE_GOLDEN` set, rewrite the golden file first (then review its diff).
+pub fn assert_golden(name: &str, got: &str) {
+    let golden = root().join(format!("tests/golden/{name}.jsonl"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(golden.parent().expect("tests/golden")).unwrap();
+        std::fs::write(&golden, got).unwrap();
+    }
+    let want =
+        std::fs::read_to_string(&golden).expect("golden file exists (UPDATE_GOLDEN=1 makes it)");
+    assert_eq!(got, want, "{name} drifted from {}", golden.display());
 }
 
 /// The needle sentence of a NIAH (key, value).
