@@ -480,7 +480,15 @@ mod tests {
         layout: &str,
         count: Option<usize>,
     ) -> Option<Arith> {
-        Arith::new(op, digits, carries, layout, count).ok()
+        ArithParams {
+            op: op.parse().ok()?,
+            digits,
+            carries: carries.parse().ok()?,
+            layout: layout.parse().ok()?,
+            count,
+        }
+        .build()
+        .ok()
     }
 
     fn hash_result(h: &mut crate::hash::FieldHasher, got: Result<Instance, GenError>) {
