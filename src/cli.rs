@@ -1,5 +1,5 @@
 //! Command-line definitions (clap). Parsing only: closed choices parse into the core's typed
-//! enums here, and [`crate::options`] turns each task's arguments into its parameter struct.
+//! enums here, and the `options` module turns each task's arguments into its parameter struct.
 
 use std::path::PathBuf;
 

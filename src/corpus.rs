@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::parquet_read::{Columns, ParquetFile};
-use crate::usage;
+use crate::usage::usage;
 
 const FORMS: &str =
     "a .txt file, a directory of .txt files, file.jsonl[:field] or file.parquet[:column]";

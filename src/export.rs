@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 
 use crate::manifest::Manifest;
 use crate::parquet_read::{Columns, ParquetFile};
-use crate::usage;
+use crate::usage::usage;
 
 const METRICS_PY: &str = include_str!("../exports/needlework_metrics.py");
 const LM_EVAL_UTILS_PY: &str = include_str!("../exports/lm_eval_utils.py");

@@ -19,6 +19,7 @@ mod schema;
 mod score;
 mod spec;
 mod tally;
+mod usage;
 mod verify;
 mod writer;
 
@@ -28,23 +29,7 @@ use clap::Parser;
 use needlework_generators::{tasks, templates, tokenizer};
 
 use cli::{Cli, Command};
-
-/// Bad usage or bad input: exit code 2.
-#[derive(Debug)]
-pub struct UsageError(String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// Wrap a message as a usage error (exit 2).
-pub fn usage(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(UsageError(e.to_string()))
-}
+use usage::{usage, UsageError};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {

@@ -15,7 +15,7 @@ use crate::cli::{
     ArithArgs, BabilongArgs, CommonArgs, NeedlechainArgs, NiahArgs, PosgenArgs, SortArgs,
 };
 use crate::spec;
-use crate::usage;
+use crate::usage::usage;
 
 /// The flag that sets a parameter: the field name in kebab case, except where the flag reads
 /// better in the singular (`--task qa1,qa2` sets `tasks`).

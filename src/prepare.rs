@@ -15,7 +15,7 @@ use crate::cli::CommonArgs;
 use crate::corpus;
 use crate::recipe::{build_parts, derived_canary, valid_split, Recipe};
 use crate::spec;
-use crate::usage;
+use crate::usage::usage;
 
 /// A validated generation job.
 pub struct Job {

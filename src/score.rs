@@ -17,7 +17,7 @@ use crate::manifest::Manifest;
 use crate::parquet_read::{Columns, ParquetFile};
 use crate::schema::parse_metric;
 use crate::tally::{Cell, Tally};
-use crate::usage;
+use crate::usage::usage;
 
 /// What scoring needs of one dataset row.
 struct GoldRow {
