@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::tally::Cell;
+use crate::tally::GridScore;
 
 static FONT: Once = Once::new();
 
@@ -59,7 +59,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn new(cells: &[Cell]) -> Layout {
+    fn new(cells: &[GridScore]) -> Layout {
         let mut lengths: Vec<u64> = cells.iter().map(|c| c.length).collect();
         lengths.sort_unstable();
         lengths.dedup();
@@ -97,7 +97,7 @@ fn human(n: u64) -> String {
 fn paint<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
-    cells: &[Cell],
+    cells: &[GridScore],
     l: &Layout,
 ) -> Result<()>
 where
@@ -177,7 +177,7 @@ where
 }
 
 /// Draw `heatmap_<config>.svg` and `.png` into `out`.
-pub fn draw(config: &str, cells: &[Cell], out: &Path) -> Result<()> {
+pub fn draw(config: &str, cells: &[GridScore], out: &Path) -> Result<()> {
     register_font();
     let layout = Layout::new(cells);
     let title = format!("{config}: accuracy by length and depth");

@@ -16,7 +16,7 @@ use crate::heatmap;
 use crate::manifest::Manifest;
 use crate::parquet_read::{Columns, ParquetFile};
 use crate::schema::parse_metric;
-use crate::tally::{Cell, Tally};
+use crate::tally::{GridScore, Tally};
 use crate::usage::usage;
 
 /// What scoring needs of one dataset row.
@@ -40,7 +40,7 @@ pub struct ConfigScores {
     /// Per target length over all depths: RULER reports accuracy by length.
     pub by_length: BTreeMap<u64, Tally>,
     /// The length × depth grid the heatmap draws, sorted by length then depth.
-    pub cells: Vec<Cell>,
+    pub cells: Vec<GridScore>,
 }
 
 /// `scores.json`.
@@ -227,7 +227,7 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, quiet: bool) -> Result<
         for (&(length, depth), t) in cells {
             total.merge(t);
             by_length.entry(length).or_default().merge(t);
-            list.push(Cell {
+            list.push(GridScore {
                 length,
                 depth: depth.map(|d| d as f64 / 1000.0),
                 tally: *t,

@@ -36,7 +36,7 @@ impl Tally {
 
 /// One cell of the length × depth grid: what the heatmap draws and `scores.json` lists.
 #[derive(Debug, Clone, Serialize)]
-pub struct Cell {
+pub struct GridScore {
     /// Target length in tokens.
     pub length: u64,
     /// `None` for rows without a depth.

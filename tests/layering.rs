@@ -107,7 +107,11 @@ fn the_core_words_no_command_line_flags() {
             }
         }
     }
-    assert!(found.is_empty(), "flag names in the core:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "flag names in the core:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

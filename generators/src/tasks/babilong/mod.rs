@@ -446,8 +446,6 @@ impl Task for Babilong {
         params["objects"] = json!(story.vocab.objects);
         let target = story.answers.join(",");
         Ok(Instance {
-            task: "babilong".into(),
-            variant: self.variant(),
             input: fitted.input,
             question: story.question.clone(),
             answer_prefix: "Answer:".into(),
@@ -455,10 +453,7 @@ impl Task for Babilong {
             answers: story.answers.clone(),
             labels: story.labels.clone(),
             metric: Metric::Label,
-            max_new_tokens: MAX_NEW_TOKENS,
-            target_length: cell.length,
             length: fitted.length as u64,
-            tokenizer: tok.id(),
             depth_percent: if filler { cell.depth } else { None },
             needle_offsets: fitted.needle_offsets,
             needle_depths: if filler {
@@ -466,8 +461,8 @@ impl Task for Babilong {
             } else {
                 Vec::new()
             },
-            sample_index: cell.sample,
             params: canonical_json(&params),
+            ..Instance::at(self, run, cell)
         })
     }
 }
