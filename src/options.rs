@@ -1,5 +1,6 @@
-//! Task arguments → the core's typed parameter structs, with the core's refusals worded in
-//! command-line terms (`invalid --queries 3: ...`).
+//! Task arguments → the core's typed parameter structs (checked when the job is built, by
+//! `TaskParams::parts`), with the core's refusals worded in command-line terms
+//! (`invalid --queries 3: ...`).
 
 use anyhow::Result;
 use needlework_generators::tasks::arith::ArithParams;
@@ -42,12 +43,6 @@ pub fn worded(e: ParamError) -> anyhow::Error {
     ))
 }
 
-/// Check `params` by making its parts, so refusals come before any work.
-fn checked(params: TaskParams) -> Result<TaskParams> {
-    params.parts().map_err(worded)?;
-    Ok(params)
-}
-
 /// Whether `--haystack` names a haystack (a diluted chain, hidden sort items).
 fn has_haystack(common: &CommonArgs) -> bool {
     common.haystack.as_deref().is_some_and(|h| h != "none")
@@ -66,7 +61,7 @@ pub fn parse_range(s: &str, option: &str, expected: &str) -> Result<(u32, u32)> 
 pub fn niah(a: &NiahArgs) -> Result<TaskParams> {
     let base = NiahParams::variant(a.variant);
     let keys = a.keys.unwrap_or(base.keys);
-    checked(TaskParams::Niah(NiahParams {
+    Ok(TaskParams::Niah(NiahParams {
         keys,
         values: a.values.unwrap_or(base.values),
         queries: a.queries.unwrap_or(base.queries.min(keys)),
@@ -79,7 +74,7 @@ pub fn niah(a: &NiahArgs) -> Result<TaskParams> {
 
 /// `gen needlechain`; the question defaults by kind.
 pub fn needlechain(a: &NeedlechainArgs) -> Result<TaskParams> {
-    checked(TaskParams::Needlechain(NeedlechainParams {
+    Ok(TaskParams::Needlechain(NeedlechainParams {
         kind: a.kind,
         order: a.order,
         question: a.question.unwrap_or(a.kind.default_question()),
@@ -96,7 +91,7 @@ pub fn posgen(a: &PosgenArgs) -> Result<TaskParams> {
             a.common.split
         ))
     })?;
-    checked(TaskParams::Posgen(PosgenParams {
+    Ok(TaskParams::Posgen(PosgenParams {
         variant: a.variant,
         modulus: a.modulus,
         near: a.near,
@@ -114,7 +109,7 @@ const DIGITS_FORMS: &str = "a digit count like 40 or a range like 1..40";
 
 /// `gen sort`.
 pub fn sort(a: &SortArgs) -> Result<TaskParams> {
-    checked(TaskParams::Sort(SortParams {
+    Ok(TaskParams::Sort(SortParams {
         words: a.words,
         digits: parse_range(&a.digits, "--digits", DIGITS_FORMS)?,
         duplicates: a.duplicates,
@@ -127,7 +122,7 @@ pub fn sort(a: &SortArgs) -> Result<TaskParams> {
 
 /// `gen arith`.
 pub fn arith(a: &ArithArgs) -> Result<TaskParams> {
-    checked(TaskParams::Arith(ArithParams {
+    Ok(TaskParams::Arith(ArithParams {
         op: a.op,
         digits: parse_range(&a.digits, "--digits", DIGITS_FORMS)?,
         carries: a.carries,
@@ -176,12 +171,12 @@ pub fn babilong(a: &BabilongArgs) -> Result<TaskParams> {
         let hi: f64 = hi.trim().parse().map_err(|_| bad())?;
         (lo, hi)
     };
-    let params = checked(TaskParams::Babilong(BabilongParams {
+    let params = TaskParams::Babilong(BabilongParams {
         tasks,
         vocab: a.vocab,
         facts,
         fact_window,
-    }))?;
+    });
     if let Some(d) = &a.common.depths {
         let depths = spec::parse_depths(d).map_err(usage)?;
         if let Some(x) = depths

@@ -68,7 +68,7 @@ impl BabilongParams {
                         "facts",
                         format!("{a}..{b}"),
                         format!(
-                            "no story size for qa{qa}: its stories have a fixed shape (sizes apply to qa1-qa3 and qa5-qa13)"
+                            "story sizes only for qa1-qa3 and qa5-qa13 (qa{qa} stories have a fixed shape)"
                         ),
                     ))
                 }
