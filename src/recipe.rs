@@ -76,16 +76,7 @@ pub fn build_parts(options: &TaskParams, split: &str) -> Result<Vec<(String, Box
 pub fn derived_canary(recipe: &Recipe) -> String {
     let json = serde_json::to_string(recipe).unwrap_or_default();
     let h = xxhash_rust::xxh3::xxh3_128(json.as_bytes());
-    let hi = ((h >> 64) as u64 & 0xffff_ffff_ffff_0fff) | 0x4000;
-    let lo = (h as u64 & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
-    )
+    needlework_generators::hash::uuid_v4((h >> 64) as u64, h as u64)
 }
 
 /// Hugging Face's split-name rule: `^\w+(\.\w+)*$`.

@@ -129,6 +129,21 @@ pub fn content_hash(i: &Instance) -> String {
     h.hex()
 }
 
+/// 128 bits written as a version-4 GUID (version and variant bits set), the form canaries and
+/// uuid keys take.
+pub fn uuid_v4(hi: u64, lo: u64) -> String {
+    let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+    let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +157,15 @@ mod tests {
         assert_ne!(
             FieldHasher::new().opt_f64(None).hex(),
             FieldHasher::new().opt_f64(Some(0.0)).hex()
+        );
+    }
+
+    #[test]
+    fn uuids_carry_version_and_variant() {
+        assert_eq!(uuid_v4(0, 0), "00000000-0000-4000-8000-000000000000");
+        assert_eq!(
+            uuid_v4(u64::MAX, u64::MAX),
+            "ffffffff-ffff-4fff-bfff-ffffffffffff"
         );
     }
 

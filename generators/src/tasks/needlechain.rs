@@ -136,11 +136,7 @@ impl NeedlechainParams {
             s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
         };
         Ok(NeedleChain {
-            kind,
-            order,
-            question,
-            chain: self.chain,
-            diluted: self.diluted,
+            params: self.clone(),
             first_names: words(FIRST_NAMES),
             surnames: words(SURNAMES),
         })
@@ -150,16 +146,8 @@ impl NeedlechainParams {
 /// Validated needlechain parameters with the name lists they draw from.
 #[derive(Debug, Clone)]
 pub struct NeedleChain {
-    /// Salary or kinship.
-    pub kind: Kind,
-    /// Fact order.
-    pub order: Order,
-    /// What is asked.
-    pub question: Question,
-    /// Exact number of facts, or None to take the largest that fits the length.
-    pub chain: Option<u32>,
-    /// Whether the facts are diluted in a haystack (then depths apply).
-    pub diluted: bool,
+    /// The checked parameters.
+    pub params: NeedlechainParams,
     first_names: Vec<&'static str>,
     surnames: Vec<&'static str>,
 }
@@ -167,22 +155,22 @@ pub struct NeedleChain {
 impl NeedleChain {
     /// The resolved question name (`single`, `eldest`, ...).
     pub fn question_name(&self) -> &'static str {
-        self.question.as_str()
+        self.params.question.as_str()
     }
 
     fn content_params(&self) -> serde_json::Value {
         json!({
-            "kind": self.kind.as_str(),
-            "order": self.order.as_str(),
-            "question": self.question.as_str(),
-            "chain": self.chain,
-            "diluted": self.diluted,
+            "kind": self.params.kind.as_str(),
+            "order": self.params.order.as_str(),
+            "question": self.params.question.as_str(),
+            "chain": self.params.chain,
+            "diluted": self.params.diluted,
             "max_exponent": MAX_EXPONENT,
         })
     }
 
     fn min_chain(&self) -> u32 {
-        match self.kind {
+        match self.params.kind {
             Kind::Salary => 1,
             Kind::Kinship => 2,
         }
@@ -191,7 +179,7 @@ impl NeedleChain {
     /// `count` distinct names: first names while they last, then full names. Kinship always
     /// uses full names (one family, many surnames through marriage).
     fn names(&self, count: usize, rng: &mut Rng) -> Vec<String> {
-        let full = self.kind == Kind::Kinship || count > self.first_names.len();
+        let full = self.params.kind == Kind::Kinship || count > self.first_names.len();
         let mut out = Vec::with_capacity(count);
         let mut used = BTreeSet::new();
         while out.len() < count {
@@ -215,8 +203,11 @@ impl NeedleChain {
     fn chain(&self, k: usize, coords: &Coordinates<'_>) -> Chain {
         let mut name_rng = coords.rng(Stream::Names);
         let mut rel = coords.rng(Stream::Relations);
-        let names = self.names(k + usize::from(self.kind == Kind::Kinship), &mut name_rng);
-        match self.kind {
+        let names = self.names(
+            k + usize::from(self.params.kind == Kind::Kinship),
+            &mut name_rng,
+        );
+        match self.params.kind {
             Kind::Salary => {
                 let unit = rel.range_inclusive(3, 60) * 25;
                 let mut exponent = rel.range_inclusive(0, MAX_EXPONENT as u64) as u32;
@@ -281,7 +272,7 @@ impl NeedleChain {
     fn fact(&self, link: &Link, form: u64) -> String {
         let n = &link.name;
         let of = link.of.as_deref().unwrap_or("");
-        match (self.order, link.relation) {
+        match (self.params.order, link.relation) {
             (Order::Parallel, _) | (_, Relation::Anchor) => {
                 format!("{n} is paid {} credits per week.", link.value)
             }
@@ -308,7 +299,7 @@ impl NeedleChain {
     /// Question text, target, and the name asked about.
     fn ask(&self, chain: &Chain, rng: &mut Rng) -> (String, String, Option<String>) {
         let links = &chain.links;
-        match self.question {
+        match self.params.question {
             Question::Single => {
                 let last = links.last().map(|l| l.name.clone()).unwrap_or_default();
                 (
@@ -367,7 +358,7 @@ impl NeedleChain {
 
     /// Indices of the chain facts in the order they are rendered.
     fn rendered_order(&self, k: usize, rng: &mut Rng) -> Vec<usize> {
-        match self.order {
+        match self.params.order {
             Order::Forward | Order::Parallel => (0..k).collect(),
             Order::Backward => (0..k).rev().collect(),
             Order::Shuffled => {
@@ -397,7 +388,7 @@ impl NeedleChain {
             .collect();
         let mut people = chain.people.clone();
         people.sort();
-        let mut vars = vars([("question", &question), ("kind", self.kind.as_str())]);
+        let mut vars = vars([("question", &question), ("kind", self.params.kind.as_str())]);
         vars.insert("people", json!(people));
         let frame = run.template.frame(&vars)?;
         Ok(Built {
@@ -470,7 +461,11 @@ impl Task for NeedleChain {
     }
 
     fn variant(&self) -> String {
-        format!("{}_{}", self.kind.as_str(), self.order.as_str())
+        format!(
+            "{}_{}",
+            self.params.kind.as_str(),
+            self.params.order.as_str()
+        )
     }
 
     fn params(&self) -> serde_json::Value {
@@ -478,7 +473,7 @@ impl Task for NeedleChain {
     }
 
     fn uses_haystack(&self) -> bool {
-        self.diluted
+        self.params.diluted
     }
 
     fn default_reserve(&self) -> u32 {
@@ -488,7 +483,7 @@ impl Task for NeedleChain {
     fn example_vars(&self) -> Vars {
         let mut v = vars([
             ("question", "How many credits per week is Ada paid?"),
-            ("kind", self.kind.as_str()),
+            ("kind", self.params.kind.as_str()),
         ]);
         v.insert("people", json!(["Ada", "Bo"]));
         v
@@ -504,7 +499,7 @@ impl Task for NeedleChain {
             depth: None,
             sample: 0,
         };
-        let k = self.chain.unwrap_or(if self.diluted {
+        let k = self.params.chain.unwrap_or(if self.params.diluted {
             DILUTED_CHAIN
         } else {
             self.min_chain()
@@ -519,8 +514,8 @@ impl Task for NeedleChain {
         let coords = run.coordinates("needlechain", &params, cell);
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let tok = &run.tokenizer;
-        let (built, fitted) = if self.diluted {
-            let k = self.chain.unwrap_or(DILUTED_CHAIN) as usize;
+        let (built, fitted) = if self.params.diluted {
+            let k = self.params.chain.unwrap_or(DILUTED_CHAIN) as usize;
             let built = self.build(k, &coords, run)?;
             let haystack = run.required_haystack("a diluted needlechain")?;
             // The first rendered fact at the requested depth, the rest after it in order.
@@ -543,7 +538,7 @@ impl Task for NeedleChain {
                 haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
             let fitted = fit(tok, &built.frame, &needles, &mut stream, budget)?;
             (built, fitted)
-        } else if let Some(k) = self.chain {
+        } else if let Some(k) = self.params.chain {
             let built = self.build(k as usize, &coords, run)?;
             let fitted = render_facts(tok, &built.frame, &built.facts)?;
             if fitted.length > budget {
@@ -568,7 +563,7 @@ impl Task for NeedleChain {
             .links
             .iter()
             .map(|l| {
-                let relation = if self.order == Order::Parallel {
+                let relation = if self.params.order == Order::Parallel {
                     Relation::Independent
                 } else {
                     l.relation

@@ -133,13 +133,7 @@ impl NiahParams {
             s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
         };
         Ok(Niah {
-            keys,
-            values,
-            queries,
-            key_type: self.key_type,
-            value_type: self.value_type,
-            absent: self.absent,
-            spread: self.spread,
+            params: self.clone(),
             vocab: Vocab {
                 adjectives: words(KEY_ADJECTIVES),
                 nouns: words(KEY_NOUNS),
@@ -151,20 +145,8 @@ impl NiahParams {
 /// Validated NIAH parameters with the word lists they draw from.
 #[derive(Debug, Clone)]
 pub struct Niah {
-    /// Keys inserted.
-    pub keys: u32,
-    /// Values per key.
-    pub values: u32,
-    /// Keys asked about.
-    pub queries: u32,
-    /// Key type.
-    pub key_type: ItemType,
-    /// Value type.
-    pub value_type: ItemType,
-    /// Ask about a key that is not in the text.
-    pub absent: bool,
-    /// Placement of needles after the first.
-    pub spread: Spread,
+    /// The checked parameters.
+    pub params: NiahParams,
     vocab: Vocab,
 }
 
@@ -186,16 +168,7 @@ impl Niah {
             ItemType::Uuids => {
                 let hi = rng.next_u64();
                 let lo = rng.next_u64();
-                let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
-                let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-                format!(
-                    "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-                    hi >> 32,
-                    (hi >> 16) & 0xffff,
-                    hi & 0xffff,
-                    lo >> 48,
-                    lo & 0xffff_ffff_ffff
-                )
+                crate::hash::uuid_v4(hi, lo)
             }
         }
     }
@@ -215,7 +188,7 @@ impl Niah {
     }
 
     fn question(&self, asked: &[String]) -> (String, String) {
-        let multi_values = self.values > 1;
+        let multi_values = self.params.values > 1;
         let (q, prefix) = match asked {
             [k] if multi_values => (
                 format!("What are all of the access codes assigned to {k}?"),
@@ -242,13 +215,13 @@ impl Niah {
 
     fn content_params(&self) -> serde_json::Value {
         json!({
-            "keys": self.keys,
-            "values": self.values,
-            "queries": self.queries,
-            "key_type": self.key_type.as_str(),
-            "value_type": self.value_type.as_str(),
-            "absent": self.absent,
-            "spread": self.spread.as_str(),
+            "keys": self.params.keys,
+            "values": self.params.values,
+            "queries": self.params.queries,
+            "key_type": self.params.key_type.as_str(),
+            "value_type": self.params.value_type.as_str(),
+            "absent": self.params.absent,
+            "spread": self.params.spread.as_str(),
         })
     }
 
@@ -258,7 +231,7 @@ impl Niah {
         if count <= 1 {
             return out;
         }
-        match self.spread {
+        match self.params.spread {
             Spread::Random => {
                 // Distinct depths on a 0.1 % grid, avoiding the first.
                 let first = (depth * 10.0).round() as usize;
@@ -297,21 +270,21 @@ impl Niah {
         };
         let mut rng = coords.rng(Stream::Content);
         let mut used = BTreeSet::new();
-        let keys: Vec<String> = (0..self.keys)
-            .map(|_| self.fresh(self.key_type, &mut rng, &mut used))
+        let keys: Vec<String> = (0..self.params.keys)
+            .map(|_| self.fresh(self.params.key_type, &mut rng, &mut used))
             .collect();
         let values: Vec<Vec<String>> = keys
             .iter()
             .map(|_| {
-                (0..self.values)
-                    .map(|_| self.fresh(self.value_type, &mut rng, &mut used))
+                (0..self.params.values)
+                    .map(|_| self.fresh(self.params.value_type, &mut rng, &mut used))
                     .collect()
             })
             .collect();
-        let asked: Vec<String> = if self.absent {
-            vec![self.fresh(self.key_type, &mut rng, &mut used)]
+        let asked: Vec<String> = if self.params.absent {
+            vec![self.fresh(self.params.key_type, &mut rng, &mut used)]
         } else {
-            keys[..self.queries as usize].to_vec()
+            keys[..self.params.queries as usize].to_vec()
         };
         // Needles in record order: the asked keys' values first, the first asked needle first.
         let mut needles = Vec::new();
@@ -353,7 +326,13 @@ impl Task for Niah {
         VARIANTS
             .iter()
             .find(|&&(_, k, v, q, a)| {
-                (k, v, q, a) == (self.keys, self.values, self.queries, self.absent)
+                (k, v, q, a)
+                    == (
+                        self.params.keys,
+                        self.params.values,
+                        self.params.queries,
+                        self.params.absent,
+                    )
             })
             .map_or_else(|| "custom".to_string(), |v| v.0.to_string())
     }
@@ -416,8 +395,8 @@ impl Task for Niah {
         let distractor: Option<DistractorMaker<'_>> = if haystack.is_needles() {
             let mut used = c.used.clone();
             Some(Box::new(move |rng: &mut Rng| {
-                let k = self.fresh(self.key_type, rng, &mut used);
-                let v = self.fresh(self.value_type, rng, &mut used);
+                let k = self.fresh(self.params.key_type, rng, &mut used);
+                let v = self.fresh(self.params.value_type, rng, &mut used);
                 Self::needle_sentence(&k, &v)
             }))
         } else {
@@ -426,7 +405,7 @@ impl Task for Niah {
         let mut stream = haystack.stream(&run.tokenizer, hay_rng, distractor)?;
         let fitted = fit(&run.tokenizer, &frame, &needle_specs, &mut stream, budget)?;
 
-        let (target, answers, metric) = if self.absent {
+        let (target, answers, metric) = if self.params.absent {
             ("none".to_string(), vec!["none".to_string()], Metric::Exact)
         } else {
             let answers: Vec<String> = c

@@ -91,13 +91,7 @@ impl SortParams {
             }
         }
         Ok(Sort {
-            words: self.words,
-            digits,
-            duplicates: self.duplicates,
-            descending: self.descending,
-            keys: self.output == SortOutput::Keys,
-            items: self.items,
-            hidden: self.hidden,
+            params: self.clone(),
             vocab,
         })
     }
@@ -106,49 +100,40 @@ impl SortParams {
 /// Validated sort parameters with the word list they draw from.
 #[derive(Debug, Clone)]
 pub struct Sort {
-    /// Words instead of integers.
-    pub words: bool,
-    /// Digit range of integers (inclusive).
-    pub digits: (u32, u32),
-    /// Allow repeated items.
-    pub duplicates: bool,
-    /// Largest first.
-    pub descending: bool,
-    /// Output labels ordered by their values instead of the values.
-    pub keys: bool,
-    /// Exact item count, or None to fill the length.
-    pub items: Option<usize>,
-    /// Items hidden in a haystack.
-    pub hidden: bool,
+    /// The checked parameters.
+    pub params: SortParams,
     vocab: Vec<&'static str>,
 }
 
 impl Sort {
     fn content_params(&self) -> serde_json::Value {
         json!({
-            "items": if self.words { "words" } else { "numbers" },
-            "digits": [self.digits.0, self.digits.1],
-            "duplicates": self.duplicates,
-            "order": if self.descending { "descending" } else { "ascending" },
-            "output": if self.keys { "keys" } else { "values" },
-            "count": self.items,
-            "hidden": self.hidden,
+            "items": if self.params.words { "words" } else { "numbers" },
+            "digits": [self.params.digits.0, self.params.digits.1],
+            "duplicates": self.params.duplicates,
+            "order": if self.params.descending { "descending" } else { "ascending" },
+            "output": if self.params.output == SortOutput::Keys { "keys" } else { "values" },
+            "count": self.params.items,
+            "hidden": self.params.hidden,
         })
     }
 
     fn capacity(&self) -> usize {
-        if self.words {
+        if self.params.words {
             self.vocab.len()
         } else {
-            10usize.saturating_pow(self.digits.1).min(usize::MAX / 2)
+            10usize
+                .saturating_pow(self.params.digits.1)
+                .min(usize::MAX / 2)
         }
     }
 
     fn item(&self, rng: &mut Rng) -> String {
-        if self.words {
+        if self.params.words {
             return rng.choose(&self.vocab).to_string();
         }
-        let d = rng.range_inclusive(self.digits.0 as u64, self.digits.1 as u64) as u32;
+        let d =
+            rng.range_inclusive(self.params.digits.0 as u64, self.params.digits.1 as u64) as u32;
         if d == 1 {
             return rng.below(10).to_string();
         }
@@ -168,7 +153,7 @@ impl Sort {
         let mut misses = 0usize;
         while out.len() < n {
             let it = self.item(&mut rng);
-            if self.duplicates || seen.insert(it.clone()) {
+            if self.params.duplicates || seen.insert(it.clone()) {
                 out.push(it);
             } else {
                 misses += 1;
@@ -182,7 +167,7 @@ impl Sort {
 
     /// Compare two items: numerically for numbers, byte-wise for words.
     fn cmp(&self, a: &str, b: &str) -> std::cmp::Ordering {
-        if self.words {
+        if self.params.words {
             a.cmp(b)
         } else {
             (a.len(), a).cmp(&(b.len(), b))
@@ -207,8 +192,12 @@ impl Sort {
         &self,
         items: &[String],
     ) -> (Vec<String>, String, String, Vec<String>, Vec<String>) {
-        let what = if self.words { "words" } else { "numbers" };
-        let dir = if self.descending {
+        let what = if self.params.words {
+            "words"
+        } else {
+            "numbers"
+        };
+        let dir = if self.params.descending {
             "descending"
         } else {
             "ascending"
@@ -217,13 +206,17 @@ impl Sort {
         let mut idx: Vec<usize> = (0..items.len()).collect();
         idx.sort_by(|&a, &b| {
             let o = self.cmp(&items[a], &items[b]);
-            let o = if self.descending { o.reverse() } else { o };
+            let o = if self.params.descending {
+                o.reverse()
+            } else {
+                o
+            };
             // Ties keep label order, which the question states.
             o.then(a.cmp(&b))
         });
         let sorted: Vec<String> = idx.iter().map(|&i| items[i].clone()).collect();
-        if self.keys {
-            let facts = if self.hidden {
+        if self.params.output == SortOutput::Keys {
+            let facts = if self.params.hidden {
                 labels
                     .iter()
                     .zip(items)
@@ -243,13 +236,13 @@ impl Sort {
             );
             (facts, q, order.join(","), order, labels)
         } else {
-            let facts = if self.hidden {
+            let facts = if self.params.hidden {
                 items
                     .iter()
                     .map(|v| {
                         format!(
                             "Note the {} {v}.",
-                            if self.words { "word" } else { "number" }
+                            if self.params.words { "word" } else { "number" }
                         )
                     })
                     .collect()
@@ -259,7 +252,7 @@ impl Sort {
             let q =
                 format!(
                 "Sort all of these {what} in {dir} order{}. Write them separated by single spaces.",
-                if self.duplicates { ", keeping repeated ones" } else { "" }
+                if self.params.duplicates { ", keeping repeated ones" } else { "" }
             );
             (facts, q, sorted.join(" "), sorted, Vec::new())
         }
@@ -274,9 +267,17 @@ impl Task for Sort {
     fn variant(&self) -> String {
         format!(
             "{}_{}{}",
-            if self.words { "words" } else { "numbers" },
-            if self.keys { "keys" } else { "values" },
-            if self.hidden { "_hidden" } else { "" }
+            if self.params.words {
+                "words"
+            } else {
+                "numbers"
+            },
+            if self.params.output == SortOutput::Keys {
+                "keys"
+            } else {
+                "values"
+            },
+            if self.params.hidden { "_hidden" } else { "" }
         )
     }
 
@@ -285,7 +286,7 @@ impl Task for Sort {
     }
 
     fn uses_haystack(&self) -> bool {
-        self.hidden
+        self.params.hidden
     }
 
     fn default_reserve(&self) -> u32 {
@@ -301,8 +302,8 @@ impl Task for Sort {
         let n = run
             .tokenizer
             .count(&format!("{}{}", frame.prefix, frame.suffix))?;
-        let per_item = if self.hidden { 12 } else { 4 };
-        Ok((n + 32 + per_item * self.items.unwrap_or(1)) as u64 + run.reserve)
+        let per_item = if self.params.hidden { 12 } else { 4 };
+        Ok((n + 32 + per_item * self.params.items.unwrap_or(1)) as u64 + run.reserve)
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
@@ -315,12 +316,12 @@ impl Task for Sort {
             let (facts, question, target, answers, keys) = self.render_parts(&items);
             let frame = run.template.frame(&vars([
                 ("question", &question),
-                ("hidden", if self.hidden { "yes" } else { "" }),
+                ("hidden", if self.params.hidden { "yes" } else { "" }),
             ]))?;
             Ok((items, facts, question, target, answers, keys, frame))
         };
-        let (items, _facts, question, target, answers, keys, fitted) = if self.hidden {
-            let n = self.items.unwrap_or(HIDDEN_ITEMS);
+        let (items, _facts, question, target, answers, keys, fitted) = if self.params.hidden {
+            let n = self.params.items.unwrap_or(HIDDEN_ITEMS);
             let (items, facts, question, target, answers, keys, frame) = build(n)?;
             let haystack = run.required_haystack("hidden sort items")?;
             let mut placement = coords.rng(Stream::Placement);
@@ -341,7 +342,7 @@ impl Task for Sort {
                 haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
             let fitted = fit(tok, &frame, &needles, &mut stream, budget)?;
             (items, facts, question, target, answers, keys, fitted)
-        } else if let Some(n) = self.items {
+        } else if let Some(n) = self.params.items {
             let (items, facts, question, target, answers, keys, frame) = build(n)?;
             let fitted = render_facts(tok, &frame, &facts)?;
             if cell.length > 0 && fitted.length > budget {
@@ -367,7 +368,11 @@ impl Task for Sort {
         p["items"] = json!(items);
         p["count"] = json!(items.len());
         p["keys"] = json!(keys);
-        p["kind"] = json!(if self.words { "words" } else { "numbers" });
+        p["kind"] = json!(if self.params.words {
+            "words"
+        } else {
+            "numbers"
+        });
         Ok(Instance {
             input: fitted.input,
             question,
@@ -377,12 +382,12 @@ impl Task for Sort {
             metric: Metric::Exact,
             max_new_tokens: (target_tokens + 16) as u32,
             length: fitted.length as u64,
-            needle_offsets: if self.hidden {
+            needle_offsets: if self.params.hidden {
                 fitted.needle_offsets
             } else {
                 Vec::new()
             },
-            needle_depths: if self.hidden {
+            needle_depths: if self.params.hidden {
                 fitted.needle_depths
             } else {
                 Vec::new()
