@@ -250,12 +250,29 @@ pub struct BabilongArgs {
 pub struct VerifyArgs {
     /// The dataset directory.
     pub dir: PathBuf,
+    /// Where the recorded inputs are now, when they moved (checked against the recorded hashes).
+    #[command(flatten)]
+    pub inputs: InputOverrides,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Paths that replace the recorded ones when an input moved since the dataset was made.
+#[derive(Debug, Args, Clone, Default)]
+pub struct InputOverrides {
+    /// The tokenizer.json the dataset was made with.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// The corpus the dataset was made with (with its :field suffix, if any).
+    #[arg(long)]
+    pub haystack: Option<String>,
+    /// The template file the dataset was made with.
+    #[arg(long)]
+    pub template: Option<String>,
 }
 
 #[derive(Debug, Args)]

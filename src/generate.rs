@@ -9,10 +9,10 @@ use needlework_generators::{canonical_json, Cell, Run, Task};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::manifest::{card, Manifest, FORMAT};
+use crate::manifest::{card, Manifest, FORMAT, NOT_DATA};
 use crate::prepare::Job;
 use crate::progress::Progress;
-use crate::recipe::Recipe;
+use crate::recipe::{canonical_command, Recipe};
 use crate::schema::Row;
 use crate::writer::{ShardWriter, Staging};
 
@@ -143,6 +143,7 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
     let progress = Progress::new(n * parts.len() as u64, quiet, "generating");
     let mut dataset_hash = Xxh3::new();
     let mut files = Vec::new();
+    let mut mirrors = Vec::new();
     let mut rows = 0u64;
     for (split, task) in &parts {
         let config = recipe.config_name(task.as_ref());
@@ -169,19 +170,22 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
                 Ok(())
             },
         )?;
-        let (entries, written) = writer.finish()?;
-        files.extend(entries);
-        rows += written;
+        let written = writer.finish()?;
+        files.extend(written.files);
+        mirrors.extend(written.mirrors);
+        rows += written.rows;
     }
     progress.finish();
     let manifest = Manifest {
         format: FORMAT.into(),
         generator: Manifest::generator(),
-        command,
+        command: canonical_command(&command, &recipe),
         recipe,
         configs,
         rows,
         files,
+        mirrors,
+        not_data: NOT_DATA.iter().map(|s| s.to_string()).collect(),
         dataset_hash: format!("{:032x}", dataset_hash.digest128()),
     };
     manifest.write(&staging.dir)?;

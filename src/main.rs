@@ -12,6 +12,7 @@ mod inspect;
 mod manifest;
 mod options;
 mod parquet_read;
+mod paths;
 mod prepare;
 mod progress;
 mod recipe;
@@ -94,7 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     args.dir.display()
                 )));
             }
-            let ok = verify::verify(&args.dir, args.threads, args.quiet)?;
+            let ok = verify::verify(&args.dir, args.threads, args.quiet, &args.inputs)?;
             Ok(if ok {
                 ExitCode::SUCCESS
             } else {

@@ -13,6 +13,10 @@ use crate::schema::Row;
 /// Our wording of the canary convention.
 pub const CANARY_NOTICE: &str = "This is evaluation data made by needlework. It must never be used to train a model or be included in a training corpus. Filter out any document containing this canary GUID.";
 
+/// Folders that `gen export`, `gen score` and later tools write into a dataset: not data, and
+/// left out of `verify`.
+pub const NOT_DATA: &[&str] = &["inspect", "lm_eval", "opencompass", "ruler", "scores"];
+
 /// Identifies manifests written by this tool.
 pub const FORMAT: &str = "needlework-dataset";
 
@@ -67,7 +71,8 @@ pub struct Manifest {
     pub format: String,
     /// Which build wrote the dataset.
     pub generator: Generator,
-    /// The command that made the dataset.
+    /// The command as a recipe: no `--out`, `--threads`, `--quiet` or `--force`, and input
+    /// paths as the recipe records them, so it is the same wherever the dataset is made.
     pub command: Vec<String>,
     /// Every choice that shaped the rows, enough to regenerate them.
     pub recipe: Recipe,
@@ -77,6 +82,13 @@ pub struct Manifest {
     pub rows: u64,
     /// Every Parquet file, in dataset order.
     pub files: Vec<FileEntry>,
+    /// The JSON Lines mirrors of the Parquet files (`--jsonl`), hashed and checked like them.
+    #[serde(default)]
+    pub mirrors: Vec<FileEntry>,
+    /// Folders that tools write into the dataset later (harness exports, scores): not data,
+    /// so `verify` leaves them out. Every other file must be listed above.
+    #[serde(default)]
+    pub not_data: Vec<String>,
     /// xxh3-128 over the ordered content hashes of every row.
     pub dataset_hash: String,
 }

@@ -13,6 +13,7 @@ use needlework_generators::{
 
 use crate::cli::CommonArgs;
 use crate::corpus;
+use crate::paths;
 use crate::recipe::{build_parts, derived_canary, valid_split, Recipe};
 use crate::spec;
 use crate::usage::usage;
@@ -34,6 +35,19 @@ pub struct Job {
     pub quiet: bool,
     /// Also write JSON Lines mirrors.
     pub jsonl: bool,
+}
+
+/// Haystack names that are not paths.
+pub const BUILTIN_HAYSTACKS: &[&str] = &["generated", "noise", "needles", "none"];
+
+/// A tokenizer, haystack or template as the recipe records it: a built-in name as given, a
+/// path without this machine's directories ([`paths::record`]).
+fn recorded_input(given: &str, builtin: bool) -> String {
+    if builtin {
+        given.to_string()
+    } else {
+        paths::record(given)
+    }
 }
 
 /// Worker threads when none are asked for: every core.
@@ -245,12 +259,18 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         depths,
         samples: common.samples,
         seed: common.seed,
-        tokenizer: common.tokenizer.clone(),
+        tokenizer: recorded_input(
+            &common.tokenizer,
+            Tokenizer::builtin(&common.tokenizer).is_some(),
+        ),
         tokenizer_id: run.tokenizer.id(),
         reserve: run.reserve,
-        haystack,
+        haystack: recorded_input(&haystack, BUILTIN_HAYSTACKS.contains(&haystack.as_str())),
         haystack_id: run.haystack_id(),
-        template: common.template.clone(),
+        template: recorded_input(
+            &common.template,
+            templates::builtin(task.name(), &common.template).is_some(),
+        ),
         template_hash: run.template.content_hash.clone(),
         split: common.split.clone(),
         compression: common.compression.clone(),

@@ -79,6 +79,50 @@ pub fn derived_canary(recipe: &Recipe) -> String {
     needlework_generators::hash::uuid_v4((h >> 64) as u64, h as u64)
 }
 
+/// The command line as the manifest and card record it: the recipe, not the invocation. Flags
+/// that never change content (`--out`, `--threads`, `--quiet`, `--force`) are dropped and input
+/// paths are written as the recipe records them, so the same recipe gives the same manifest
+/// wherever, and with however many threads, it runs.
+pub fn canonical_command(argv: &[String], recipe: &Recipe) -> Vec<String> {
+    const DROPPED_WITH_VALUE: &[&str] = &["--out", "--threads"];
+    const DROPPED: &[&str] = &["--quiet", "-q", "--force"];
+    let recorded = |flag: &str| -> Option<&str> {
+        match flag {
+            "--haystack" => Some(&recipe.haystack),
+            "--template" => Some(&recipe.template),
+            "--tokenizer" => Some(&recipe.tokenizer),
+            _ => None,
+        }
+    };
+    let mut out = Vec::with_capacity(argv.len());
+    let mut args = argv.iter();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (arg.as_str(), None),
+        };
+        if DROPPED.contains(&flag) {
+            continue;
+        }
+        if DROPPED_WITH_VALUE.contains(&flag) {
+            if inline.is_none() {
+                args.next();
+            }
+            continue;
+        }
+        if let Some(value) = recorded(flag) {
+            if inline.is_none() {
+                args.next();
+            }
+            out.push(flag.to_string());
+            out.push(value.to_string());
+            continue;
+        }
+        out.push(arg.clone());
+    }
+    out
+}
+
 /// Hugging Face's split-name rule: `^\w+(\.\w+)*$`.
 pub fn valid_split(s: &str) -> bool {
     !s.is_empty()
@@ -89,6 +133,43 @@ pub fn valid_split(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_record_the_recipe_not_the_invocation() {
+        let recipe: Recipe = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/datasets-format1/niah/manifest.json"
+            ))
+            .unwrap(),
+        )
+        .map(|m: serde_json::Value| serde_json::from_value(m["recipe"].clone()).unwrap())
+        .unwrap();
+        let mut recipe = recipe;
+        recipe.haystack = "data/corpus.jsonl:body".into();
+        let argv: Vec<String> = [
+            "gen",
+            "niah",
+            "--len",
+            "4k",
+            "--out",
+            "/home/me/x",
+            "--threads=2",
+            "-q",
+            "--haystack",
+            "/home/me/project/data/corpus.jsonl:body",
+            "--force",
+            "--seed",
+            "7",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            canonical_command(&argv, &recipe).join(" "),
+            "gen niah --len 4k --haystack data/corpus.jsonl:body --seed 7"
+        );
+    }
 
     #[test]
     fn split_names_follow_the_hugging_face_rule() {

@@ -6,20 +6,52 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use needlework_generators::hash::content_hash;
+use needlework_generators::{templates, Tokenizer};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::cli::InputOverrides;
 use crate::generate::{batch_size, cell_at, make_row};
-use crate::manifest::Manifest;
-use crate::prepare::prepare_run;
+use crate::manifest::{card, Manifest, NOT_DATA};
+use crate::paths;
+use crate::prepare::{prepare_run, BUILTIN_HAYSTACKS};
 use crate::progress::Progress;
 use crate::recipe::build_parts;
 use crate::schema::from_batch;
+use crate::usage::usage;
 use crate::writer::hash_file;
 
+/// Where a recorded input is now: a built-in name as it is; a path from `--<what>` if given,
+/// else found from the working directory or the dataset upwards ([`paths::locate`]).
+fn resolve_input(
+    what: &str,
+    recorded: &str,
+    builtin: bool,
+    given: Option<&String>,
+    dir: &Path,
+) -> Result<String> {
+    if builtin {
+        return Ok(recorded.to_string());
+    }
+    if let Some(path) = given {
+        return Ok(path.clone());
+    }
+    paths::locate(recorded, dir).ok_or_else(|| {
+        usage(format!(
+            "the {what} '{recorded}' this dataset was made with is not found (looked in the working directory and from {} upwards): pass --{what} PATH to say where it is now",
+            dir.display()
+        ))
+    })
+}
+
 /// Check a dataset; print every problem; return whether it is intact.
-pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
+pub fn verify(
+    dir: &Path,
+    threads: Option<usize>,
+    quiet: bool,
+    inputs: &InputOverrides,
+) -> Result<bool> {
     let m = Manifest::read(dir)?;
     let mut problems: Vec<String> = Vec::new();
     let ours = needlework_generators::FORMAT_VERSION;
@@ -33,11 +65,32 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
     let r = &m.recipe;
     let parts = build_parts(&r.options, &r.split)?;
     let task = &parts[0].1;
+    let tokenizer = resolve_input(
+        "tokenizer",
+        &r.tokenizer,
+        Tokenizer::builtin(&r.tokenizer).is_some(),
+        inputs.tokenizer.as_ref(),
+        dir,
+    )?;
+    let haystack = resolve_input(
+        "haystack",
+        &r.haystack,
+        BUILTIN_HAYSTACKS.contains(&r.haystack.as_str()),
+        inputs.haystack.as_ref(),
+        dir,
+    )?;
+    let template = resolve_input(
+        "template",
+        &r.template,
+        templates::builtin(task.name(), &r.template).is_some(),
+        inputs.template.as_ref(),
+        dir,
+    )?;
     let run = prepare_run(
         task.as_ref(),
-        &r.tokenizer,
-        &r.haystack,
-        &r.template,
+        &tokenizer,
+        &haystack,
+        &template,
         r.seed,
         Some(r.reserve),
     )
@@ -84,16 +137,20 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
         ));
     }
 
-    // Files present that the manifest does not list.
-    let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
-    for config in &configs {
-        if let Ok(entries) = std::fs::read_dir(dir.join(config)) {
-            for e in entries.flatten() {
-                let rel = format!("{config}/{}", e.file_name().to_string_lossy());
-                if rel.ends_with(".parquet") && !listed.contains(rel.as_str()) {
-                    problems.push(format!("unexpected file {rel} (not in the manifest)"));
-                }
-            }
+    problems.extend(unlisted_files(dir, &m));
+    problems.extend(check_card(dir, &m));
+    for mirror in &m.mirrors {
+        let path = dir.join(&mirror.path);
+        if !path.exists() {
+            problems.push(format!("missing file {}", mirror.path));
+            continue;
+        }
+        let (bytes, xxh3) = hash_file(&path)?;
+        if bytes != mirror.bytes || xxh3 != mirror.xxh3 {
+            problems.push(format!(
+                "file {} changed: {bytes} bytes, xxh3 {xxh3} (manifest: {} bytes, {})",
+                mirror.path, mirror.bytes, mirror.xxh3
+            ));
         }
     }
 
@@ -223,5 +280,69 @@ pub fn verify(dir: &Path, threads: Option<usize>, quiet: bool) -> Result<bool> {
             dir.display()
         );
         Ok(false)
+    }
+}
+
+/// Files a loader could read that the manifest does not list: anything but the manifest, the
+/// card, listed files and mirrors, hidden files, and the folders tools write later
+/// ([`NOT_DATA`]). An extra `other/x.parquet` would be picked up by `*/*.parquet`.
+fn unlisted_files(dir: &Path, m: &Manifest) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if rel.is_empty() && NOT_DATA.contains(&name.as_str()) {
+                continue;
+            }
+            if e.path().is_dir() {
+                walk(&e.path(), &path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(dir, "", &mut found);
+    found.sort();
+    let listed: BTreeSet<&str> = m
+        .files
+        .iter()
+        .chain(&m.mirrors)
+        .map(|f| f.path.as_str())
+        .chain(["manifest.json", "README.md"])
+        .collect();
+    found
+        .into_iter()
+        .filter(|p| !listed.contains(p.as_str()))
+        .map(|p| format!("unexpected file {p} (not in the manifest; a loader could read it)"))
+        .collect()
+}
+
+/// The card's YAML front matter tells loaders which files make which config: it must be the
+/// one the manifest gives. (The prose below it is free to edit.)
+fn check_card(dir: &Path, m: &Manifest) -> Vec<String> {
+    fn front_matter(text: &str) -> Option<&str> {
+        let rest = text.strip_prefix("---\n")?;
+        let end = rest.find("\n---\n")?;
+        Some(&rest[..end])
+    }
+    let expected = card(m);
+    match std::fs::read_to_string(dir.join("README.md")) {
+        Err(_) => vec!["missing file README.md (the dataset card)".to_string()],
+        Ok(text) if front_matter(&text) != front_matter(&expected) => vec![
+            "README.md front matter differs from the configs the manifest makes (loaders read it)"
+                .to_string(),
+        ],
+        Ok(_) => Vec::new(),
     }
 }

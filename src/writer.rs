@@ -237,34 +237,53 @@ impl ShardWriter {
     }
 
     /// Close everything, give the shards their final names, and hash them.
-    /// Returns the file entries and the number of rows written.
-    pub fn finish(mut self) -> Result<(Vec<FileEntry>, u64)> {
+    /// Returns the Parquet files, the JSON Lines mirrors, and the number of rows written.
+    pub fn finish(mut self) -> Result<Written> {
         self.close_file()?;
         let n = self.parts.len();
-        let mut entries = Vec::with_capacity(n);
+        let mut written = Written {
+            files: Vec::with_capacity(n),
+            mirrors: Vec::new(),
+            rows: self.rows,
+        };
         for (k, &(rows, jsonl)) in self.parts.iter().enumerate() {
             let name = format!("{}-{k:05}-of-{n:05}", self.split);
-            let rel = format!("{}/{name}.parquet", self.config);
-            let dest = self.root.join(&rel);
-            fs::rename(self.part_path(k, "parquet"), &dest)?;
+            let entry = |ext: &str, from: PathBuf| -> Result<FileEntry> {
+                let rel = format!("{}/{name}.{ext}", self.config);
+                let dest = self.root.join(&rel);
+                fs::rename(&from, &dest)
+                    .with_context(|| format!("cannot move {} into place", dest.display()))?;
+                let (bytes, xxh3) = hash_file(&dest)?;
+                Ok(FileEntry {
+                    path: rel,
+                    config: self.config.clone(),
+                    split: self.split.clone(),
+                    rows,
+                    bytes,
+                    xxh3,
+                })
+            };
+            written
+                .files
+                .push(entry("parquet", self.part_path(k, "parquet"))?);
             if jsonl {
-                fs::rename(
-                    self.part_path(k, "jsonl"),
-                    self.root.join(&self.config).join(format!("{name}.jsonl")),
-                )?;
+                written
+                    .mirrors
+                    .push(entry("jsonl", self.part_path(k, "jsonl"))?);
             }
-            let (bytes, xxh3) = hash_file(&dest)?;
-            entries.push(FileEntry {
-                path: rel,
-                config: self.config.clone(),
-                split: self.split.clone(),
-                rows,
-                bytes,
-                xxh3,
-            });
         }
-        Ok((entries, self.rows))
+        Ok(written)
     }
+}
+
+/// What one config's writer produced, for the manifest.
+pub struct Written {
+    /// The Parquet shards.
+    pub files: Vec<FileEntry>,
+    /// Their JSON Lines mirrors (`--jsonl`), hashed like the shards.
+    pub mirrors: Vec<FileEntry>,
+    /// Rows written.
+    pub rows: u64,
 }
 
 /// Size and xxh3-128 of a file, streamed.

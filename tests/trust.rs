@@ -1,0 +1,301 @@
+//! The dataset's promises under adversarial use: every recipe regenerates exactly, every file a
+//! loader could read is checked, verify finds moved inputs from anywhere, and a recipe makes the
+//! same directory wherever and however it runs. Each test failed before its fix.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+/// `gen verify DIR` passes (exit 0, "ok:").
+fn assert_verifies(dir: &str) {
+    let out = gen(&["verify", dir, "-q"]);
+    assert!(
+        out.status.success(),
+        "{dir}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `gen verify DIR` fails (exit 1) and says `needle`.
+fn assert_verify_fails(dir: &str, needle: &str) {
+    let out = gen(&["verify", dir, "-q"]);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{dir}: {text}");
+    assert!(
+        text.contains(needle),
+        "{dir}: expected '{needle}' in {text}"
+    );
+}
+
+/// Item 1: floats read back from manifest.json were one ulp off, so `--depths 20` (and many
+/// other grids, decimal depths and fact windows) failed verify on untouched data.
+#[test]
+fn every_depth_grid_regenerates_exactly() {
+    let t = tmp();
+    for n in 2..=60 {
+        let out = out_arg(t.path(), &format!("niah-{n}"));
+        let depths = n.to_string();
+        generate(
+            &out,
+            &[
+                "niah",
+                "--len",
+                "400",
+                "--haystack",
+                "noise",
+                "--depths",
+                &depths,
+                "--tokenizer",
+                "words",
+            ],
+        );
+        assert_verifies(&out);
+    }
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["niah", "--len", "1k", "--depths", "12.5,33.3,66.7,99.9,0.1"],
+        vec![
+            "niah",
+            "--len",
+            "1k",
+            "--depths",
+            "0.30000000000000004,17.77",
+        ],
+        vec![
+            "babilong", "--task", "qa1,qa2", "--len", "2k", "--depths", "20",
+        ],
+        vec![
+            "babilong",
+            "--task",
+            "qa1",
+            "--len",
+            "2k",
+            "--fact-window",
+            "12.3..87.6",
+        ],
+        vec![
+            "babilong",
+            "--task",
+            "qa1",
+            "--len",
+            "2k",
+            "--fact-window",
+            "33.3..66.7",
+            "--depths",
+            "40.1,50,66.6",
+        ],
+        vec![
+            "sort",
+            "--haystack",
+            "generated",
+            "--items",
+            "5",
+            "--len",
+            "1k",
+            "--depths",
+            "13",
+        ],
+        vec![
+            "arith", "--op", "sum", "--count", "4", "--len", "1k", "--depths", "11",
+        ],
+        vec![
+            "needlechain",
+            "--chain",
+            "4",
+            "--haystack",
+            "noise",
+            "--len",
+            "1k",
+            "--depths",
+            "9",
+        ],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let out = out_arg(t.path(), &format!("case-{i}"));
+        generate(&out, args);
+        assert_verifies(&out);
+    }
+}
+
+/// Item 2: JSON Lines mirrors, stray config folders and the card's front matter are data a
+/// loader reads, so verify checks them; tool folders are not data.
+#[test]
+fn every_file_a_loader_reads_is_checked() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k", "--depths", "2", "--jsonl"]);
+    let dir = Path::new(&out);
+    // Tool folders are left out.
+    for tool in ["lm_eval", "inspect", "opencompass", "ruler", "scores"] {
+        std::fs::create_dir_all(dir.join(tool)).unwrap();
+        std::fs::write(dir.join(tool).join("x.parquet"), "not data").unwrap();
+    }
+    assert_verifies(&out);
+    let mirror = dir.join("niah_single/test-00000-of-00001.jsonl");
+    let original = std::fs::read_to_string(&mirror).unwrap();
+    std::fs::write(&mirror, original.replacen("access", "excess", 1)).unwrap();
+    assert_verify_fails(&out, "niah_single/test-00000-of-00001.jsonl changed");
+    std::fs::remove_file(&mirror).unwrap();
+    assert_verify_fails(&out, "missing file niah_single/test-00000-of-00001.jsonl");
+    std::fs::write(&mirror, &original).unwrap();
+    assert_verifies(&out);
+    // A config folder the manifest does not list.
+    std::fs::create_dir(dir.join("other")).unwrap();
+    std::fs::copy(
+        dir.join("niah_single/test-00000-of-00001.parquet"),
+        dir.join("other/test-00000-of-00001.parquet"),
+    )
+    .unwrap();
+    assert_verify_fails(&out, "unexpected file other/test-00000-of-00001.parquet");
+    std::fs::remove_dir_all(dir.join("other")).unwrap();
+    // The card's front matter decides what loaders read.
+    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    std::fs::write(
+        dir.join("README.md"),
+        card.replace("path: niah_single/test-*.parquet", "path: '*/*.parquet'"),
+    )
+    .unwrap();
+    assert_verify_fails(&out, "README.md front matter");
+    // Its prose is free to edit.
+    std::fs::write(dir.join("README.md"), card.clone() + "\nOur notes.\n").unwrap();
+    assert_verifies(&out);
+}
+
+/// Item 12: verify worked only from the directory the dataset was made in (relative corpus and
+/// template paths). Now it finds inputs from anywhere, says when one moved, and takes overrides
+/// checked against the recorded hashes.
+#[test]
+fn verify_finds_inputs_from_anywhere() {
+    let t = tmp();
+    let project = t.path().join("project");
+    std::fs::create_dir_all(project.join("data")).unwrap();
+    std::fs::copy(
+        fixture("corpus/rivers.txt"),
+        project.join("data/rivers.txt"),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("data/mine.j2"),
+        "Read this.\n{{ context }}\n\nQuestion: {{ question }}\n",
+    )
+    .unwrap();
+    // Made from inside the project, with relative paths.
+    let made = Command::new(GEN)
+        .current_dir(&project)
+        .args([
+            "niah",
+            "--len",
+            "1k",
+            "--haystack",
+            "data/rivers.txt",
+            "--template",
+            "data/mine.j2",
+        ])
+        .args(["--out", "runs/one", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let dataset = project.join("runs/one");
+    let manifest = std::fs::read_to_string(dataset.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains("\"haystack\": \"data/rivers.txt\""),
+        "{manifest}"
+    );
+    assert!(
+        !manifest.contains(&t.path().display().to_string()),
+        "machine path in {manifest}"
+    );
+    // From another working directory.
+    let ds = dataset.display().to_string();
+    assert_verifies(&ds);
+    // The corpus moved: named, and an override is accepted (and checked).
+    std::fs::rename(project.join("data/rivers.txt"), t.path().join("moved.txt")).unwrap();
+    let out = gen(&["verify", &ds, "-q"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("data/rivers.txt") && err.contains("--haystack"),
+        "{err}"
+    );
+    let moved = t.path().join("moved.txt").display().to_string();
+    assert!(gen(&["verify", &ds, "-q", "--haystack", &moved])
+        .status
+        .success());
+    let other = fixture("corpus/clocks.txt");
+    let out = gen(&["verify", &ds, "-q", "--haystack", &other]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not the one the dataset was made with")
+    );
+}
+
+/// Item 13: the manifest and card recorded the invocation (`--out`, `--threads`, absolute
+/// paths), so the same recipe gave different directories. Now every file is identical.
+#[test]
+fn the_same_recipe_makes_the_same_directory() {
+    let t = tmp();
+    let corpus = fixture("corpus.jsonl");
+    let haystack = format!("{corpus}:body");
+    let a = out_arg(t.path(), "a");
+    let b = t.path().join("elsewhere/b").display().to_string();
+    let common = [
+        "niah",
+        "--len",
+        "1k,2k",
+        "--depths",
+        "3",
+        "--haystack",
+        &haystack,
+        "--jsonl",
+    ];
+    let mut first = common.to_vec();
+    first.extend(["--threads", "1", "--out", &a, "-q"]);
+    gen_ok(&first);
+    let mut second = common.to_vec();
+    second.extend(["--threads=2", "--out", &b]);
+    gen_ok(&second);
+    let files = |dir: &str| -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![Path::new(dir).to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                    out.push((rel, std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    };
+    let (fa, fb) = (files(&a), files(&b));
+    assert_eq!(
+        fa.len(),
+        4,
+        "{:?}",
+        fa.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for ((na, ba), (nb, bb)) in fa.iter().zip(&fb) {
+        assert_eq!(na, nb);
+        assert!(ba == bb, "{na} differs between the two runs");
+    }
+    let manifest =
+        String::from_utf8_lossy(&fa.iter().find(|f| f.0 == "manifest.json").unwrap().1).to_string();
+    for leak in ["--out", "--threads", "-q", t.path().to_str().unwrap()] {
+        assert!(
+            !manifest.contains(leak),
+            "manifest holds {leak}: {manifest}"
+        );
+    }
+}
