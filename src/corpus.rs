@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::parquet_read::{Columns, ParquetFile};
+use crate::paths;
 use crate::usage::usage;
 
 const FORMS: &str =
@@ -74,8 +75,7 @@ fn collect_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    let bytes = fs::read(path)
-        .map_err(|e| usage(format!("cannot read corpus file '{}': {e}", path.display())))?;
+    let bytes = paths::read_input(path, paths::MAX_CORPUS_FILE_BYTES, "corpus file")?;
     String::from_utf8(bytes).map_err(|e| {
         usage(format!(
             "corpus file '{}' is not UTF-8 (invalid byte at offset {})",

@@ -8,6 +8,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::usage::usage;
+
 /// Split a `file.jsonl:field` / `file.parquet:column` suffix off an input path.
 fn split_suffix(given: &str) -> (&str, &str) {
     if let Some(i) = given.rfind(':') {
@@ -78,9 +80,66 @@ pub fn locate(recorded: &str, dataset: &Path) -> Option<String> {
     None
 }
 
+/// Largest tokenizer.json read (the largest public ones are a few tens of MiB).
+pub const MAX_TOKENIZER_BYTES: u64 = 512 << 20;
+/// Largest template file read.
+pub const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
+/// Largest single corpus file read.
+pub const MAX_CORPUS_FILE_BYTES: u64 = 4 << 30;
+
+/// Read a user's input file, refusing (exit 2, one line) anything that is not a regular file
+/// (`/dev/zero`, a pipe, a directory) or is larger than `limit`, so no input can exhaust memory.
+pub fn read_input(path: &Path, limit: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| usage(format!("cannot read {what} '{}': {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(usage(format!(
+            "cannot read {what} '{}': not a regular file",
+            path.display()
+        )));
+    }
+    if meta.len() > limit {
+        return Err(usage(format!(
+            "{what} '{}' is {} MiB, more than the {} MiB accepted",
+            path.display(),
+            meta.len() >> 20,
+            limit >> 20
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| usage(format!("cannot read {what} '{}': {e}", path.display())))?;
+    if bytes.len() as u64 > limit {
+        return Err(usage(format!(
+            "{what} '{}' grew past the {} MiB accepted while it was read",
+            path.display(),
+            limit >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inputs_that_are_not_regular_files_or_too_large_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let e = read_input(tmp.path(), 10, "corpus file").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        if Path::new("/dev/zero").exists() {
+            let e = read_input(Path::new("/dev/zero"), 10, "tokenizer file").unwrap_err();
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+        let big = tmp.path().join("big.json");
+        std::fs::write(&big, vec![b' '; 2 << 20]).unwrap();
+        let e = read_input(&big, 1 << 20, "tokenizer file").unwrap_err();
+        assert!(e.to_string().contains("more than the 1 MiB"), "{e}");
+        assert_eq!(read_input(&big, 4 << 20, "x").unwrap().len(), 2 << 20);
+    }
 
     #[test]
     fn suffixes_are_kept_apart_from_paths() {

@@ -62,8 +62,7 @@ fn load_tokenizer(name: &str) -> Result<Tokenizer> {
     }
     let path = Path::new(name);
     if path.extension().is_some_and(|e| e == "json") || path.exists() {
-        let bytes = std::fs::read(path)
-            .map_err(|e| usage(format!("cannot read tokenizer file '{name}': {e}")))?;
+        let bytes = paths::read_input(path, paths::MAX_TOKENIZER_BYTES, "tokenizer file")?;
         return Tokenizer::from_json_bytes(&bytes, name).map_err(usage);
     }
     Err(usage(format!(
@@ -127,8 +126,9 @@ fn load_template(task: &str, template: &str) -> Result<(String, String)> {
     }
     let path = Path::new(template);
     if template.ends_with(".j2") || template.contains('/') || path.exists() {
-        let src = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("cannot read template '{template}': {e}")))?;
+        let bytes = paths::read_input(path, paths::MAX_TEMPLATE_BYTES, "template")?;
+        let src = String::from_utf8(bytes)
+            .map_err(|_| usage(format!("template '{template}' is not UTF-8")))?;
         return Ok((template.to_string(), src));
     }
     Err(usage(format!(

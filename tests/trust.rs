@@ -299,3 +299,93 @@ fn the_same_recipe_makes_the_same_directory() {
         );
     }
 }
+
+/// A character-level BPE over the letters of `chars`, with no unknown token: it counts nothing
+/// for any other character.
+fn char_tokenizer(chars: &str, dropout: Option<f64>) -> String {
+    let mut vocab = serde_json::Map::new();
+    for (i, c) in chars
+        .chars()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .enumerate()
+    {
+        vocab.insert(c.to_string(), serde_json::json!(i));
+    }
+    serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+        "decoder": null,
+        "model": {"type": "BPE", "dropout": dropout, "unk_token": null,
+                  "continuing_subword_prefix": null, "end_of_word_suffix": null,
+                  "fuse_unk": false, "byte_fallback": false, "vocab": vocab, "merges": []}
+    })
+    .to_string()
+}
+
+/// Item 7: `--tokenizer /dev/zero` was killed by the OOM killer, an empty vocabulary made the
+/// fitter loop until allocation failed, and a BPE with dropout made output nondeterministic.
+/// All are refused at once, with exit 2 and one line.
+#[test]
+fn unusable_inputs_are_refused_fast() {
+    let t = tmp();
+    let out = out_arg(t.path(), "never");
+    if Path::new("/dev/zero").exists() {
+        assert_refused(
+            &["niah", "--tokenizer", "/dev/zero"],
+            &out,
+            "not a regular file",
+        );
+        assert_refused(
+            &["niah", "--haystack", "/dev/zero"],
+            &out,
+            "not a regular file",
+        );
+        assert_refused(
+            &["niah", "--template", "/dev/zero"],
+            &out,
+            "not a regular file",
+        );
+    }
+    let letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,:?'-";
+    let write = |name: &str, text: String| -> String {
+        let p = t.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let empty = write("empty.json", char_tokenizer("", None));
+    assert_refused(&["niah", "--tokenizer", &empty], &out, "counts no tokens");
+    let dropout = write("dropout.json", char_tokenizer(letters, Some(0.1)));
+    assert_refused(&["niah", "--tokenizer", &dropout], &out, "dropout");
+    // A tokenizer that measures the prompt but not the corpus: refused, not an endless loop.
+    let latin = write("latin.json", char_tokenizer(letters, None));
+    let corpus = write("kana.txt", "かなの文です。ひらがなだけ。".repeat(20));
+    assert_refused(
+        &[
+            "niah",
+            "--tokenizer",
+            &latin,
+            "--haystack",
+            &corpus,
+            "--len",
+            "2k",
+        ],
+        &out,
+        "counts no tokens",
+    );
+    // The same tokenizer on text it can count works.
+    let ok = out_arg(t.path(), "ok");
+    generate(
+        &ok,
+        &[
+            "niah",
+            "--tokenizer",
+            &latin,
+            "--haystack",
+            "noise",
+            "--len",
+            "2k",
+        ],
+    );
+    assert_verifies(&ok);
+}

@@ -20,10 +20,21 @@ pub enum TokenizerError {
         /// What the parser said.
         message: String,
     },
+    /// A valid tokenizer that cannot give exact, repeatable counts.
+    #[error("'{label}' cannot measure lengths: {reason}")]
+    Unusable {
+        /// What the bytes were called (usually the file's path).
+        label: String,
+        /// Why.
+        reason: String,
+    },
     /// Encoding failed (only possible with a tokenizer.json).
     #[error("tokenizer failed to encode text: {0}")]
     Encode(String),
 }
+
+/// Plain text every usable tokenizer must count as at least one token.
+const PROBE: &str = "The quick brown fox jumps over the lazy dog, 12 times.";
 
 /// The tokenizers we can count with.
 #[derive(Clone)]
@@ -82,14 +93,30 @@ impl Tokenizer {
             label: label.to_string(),
             message: one_line(&e.to_string()),
         };
+        let unusable = |reason: &str| TokenizerError::Unusable {
+            label: label.to_string(),
+            reason: reason.to_string(),
+        };
+        // BPE dropout skips merges at random: counts would change from run to run.
+        let json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| malformed(&e))?;
+        if json["model"]["dropout"].as_f64().is_some_and(|p| p > 0.0) {
+            return Err(unusable(
+                "its BPE model has dropout (random merges), so counts differ from run to run; set model.dropout to null",
+            ));
+        }
         let mut inner = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| malformed(&e))?;
         inner.with_truncation(None).map_err(|e| malformed(&e))?;
         inner.with_padding(None);
         let file_hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes));
-        Ok(Tokenizer::HuggingFace(Arc::new(HfTokenizer {
-            inner,
-            file_hash,
-        })))
+        let tok = Tokenizer::HuggingFace(Arc::new(HfTokenizer { inner, file_hash }));
+        // A tokenizer that counts nothing (an empty vocabulary, no unknown token) would make
+        // every length target unreachable.
+        if tok.count(PROBE)? == 0 {
+            return Err(unusable(
+                "it counts no tokens for plain English text (empty vocabulary and no unknown token?)",
+            ));
+        }
+        Ok(tok)
     }
 
     /// The identity recorded in every row: a built-in name, or `hf:<file hash>`.
@@ -338,5 +365,24 @@ mod tests {
             .unwrap();
         assert!(err.to_string().contains("bad.json"), "{err}");
         assert!(!err.to_string().contains('\n'));
+    }
+
+    /// A BPE with dropout counts differently from run to run; an empty vocabulary counts
+    /// nothing and made the fitter loop until memory ran out. Both are refused on loading.
+    #[test]
+    fn nondeterministic_and_degenerate_files_are_refused() {
+        let empty = br#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],"normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,"model":{"type":"BPE","dropout":null,"unk_token":null,"continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,"vocab":{},"merges":[]}}"#;
+        let err = Tokenizer::from_json_bytes(empty, "empty.json")
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("counts no tokens"), "{err}");
+        let dropout = String::from_utf8_lossy(empty).replace(
+            r#""dropout":null,"unk_token":null"#,
+            r#""dropout":0.5,"unk_token":null"#,
+        );
+        let err = Tokenizer::from_json_bytes(dropout.as_bytes(), "d.json")
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("dropout"), "{err}");
     }
 }

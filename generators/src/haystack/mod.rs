@@ -313,6 +313,7 @@ impl Haystack {
             join_ratio: self.join_ratio,
             buffer: VecDeque::new(),
             batch: FIRST_BATCH,
+            zero_run: 0,
         })
     }
 }
@@ -357,7 +358,13 @@ pub struct UnitStream<'a> {
     join_ratio: f64,
     buffer: VecDeque<Unit<'a>>,
     batch: usize,
+    /// Units in a row that counted no tokens: fitting adds units until the count grows, so a
+    /// tokenizer that counts nothing for this text must end in an error, not an endless loop.
+    zero_run: usize,
 }
+
+/// Units in a row that may count no tokens before the haystack is refused as unmeasurable.
+const MAX_ZERO_UNITS: usize = 10_000;
 
 impl<'a> UnitStream<'a> {
     /// Joined tokens per unit-counted token, measured for this haystack and tokenizer.
@@ -365,8 +372,24 @@ impl<'a> UnitStream<'a> {
         self.join_ratio
     }
 
-    /// The next unit in reading order.
+    /// The next unit in reading order; an error once [`MAX_ZERO_UNITS`] units in a row have
+    /// counted no tokens (the tokenizer cannot measure this text).
     pub fn next_unit(&mut self) -> Result<Unit<'a>, GenError> {
+        let unit = self.next_unit_unchecked()?;
+        if unit.tokens == 0 {
+            self.zero_run += 1;
+            if self.zero_run >= MAX_ZERO_UNITS {
+                return Err(GenError::BadCorpus(format!(
+                    "the tokenizer counts no tokens for {MAX_ZERO_UNITS} haystack sentences in a row: it cannot measure this text"
+                )));
+            }
+        } else {
+            self.zero_run = 0;
+        }
+        Ok(unit)
+    }
+
+    fn next_unit_unchecked(&mut self) -> Result<Unit<'a>, GenError> {
         if let Source::Cyclic { corpus, next } = &mut self.source {
             if *next == usize::MAX {
                 // Start at a random sentence of a random document.
