@@ -32,6 +32,8 @@ def record_to_sample(row):
             "labels": list(row["labels"]),
             "question": row["question"],
             "answer_prefix": row["answer_prefix"],
+            "max_new_tokens": row["max_new_tokens"],
+            "input_chars": len(row["input"]),
             "target_length": row["target_length"],
             "depth_percent": row["depth_percent"],
         },
