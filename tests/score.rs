@@ -340,6 +340,9 @@ fn predictions_matching_no_row_are_refused() {
     }
 }
 
+/// A prediction made from a row.
+type Predict = fn(&TestRow) -> String;
+
 /// Item 14: echoing the prompt back is judged as an echo and scores 0; gold answers, and gold
 /// answers inside a short sentence, still score 100 %. Also where the input is short and the
 /// answer long (chars tokenizer, four uuids), and for BABILong stories without filler.
@@ -383,7 +386,7 @@ fn an_echo_of_the_input_scores_zero() {
             "3",
         ],
     ];
-    let cases: [(&str, fn(&TestRow) -> String, f64); 4] = [
+    let cases: [(&str, Predict, f64); 4] = [
         ("echo", |r| r.input.clone(), 0.0),
         ("echo+gold", |r| format!("{} {}", r.input, gold(r)), 0.0),
         ("gold", gold, 1.0),
