@@ -1,7 +1,7 @@
 """inspect_ai tasks for the needlework dataset in the parent directory (written by `gen export
 inspect`; dataset hash @@HASH@@).
 
-    inspect eval @@FILE@@@<config> --model <provider/model>
+    inspect eval <this file>@<config> --model <provider/model>
 
 Each row is scored with its own metric (see `is_correct`); accuracy is also reported per
 `target_length`.
