@@ -1,7 +1,7 @@
 """inspect_ai tasks for the needlework dataset in the parent directory (written by `gen export
 inspect`; dataset hash @@HASH@@).
 
-    inspect eval @@FILE@@@<config> --model <provider/model>
+    inspect eval <this file>@<config> --model <provider/model>
 
 Each row is scored with its own metric (see `is_correct`); accuracy is also reported per
 `target_length`.
@@ -32,6 +32,8 @@ def record_to_sample(row):
             "labels": list(row["labels"]),
             "question": row["question"],
             "answer_prefix": row["answer_prefix"],
+            "max_new_tokens": row["max_new_tokens"],
+            "input_chars": len(row["input"]),
             "target_length": row["target_length"],
             "depth_percent": row["depth_percent"],
         },

@@ -8,7 +8,19 @@ Every row names its metric, so a harness scores it without knowing the task:
   set    the output's items (split at commas and blanks) are the target's, as sets
   label  lowercase, cut at the first period, collect the closed-set labels occurring as whole
          words (ignoring labels the question names unless gold); right when they are the gold
+
+Before any metric, one rule judges the answer rather than the prompt: a prediction longer than
+`echo_limit` characters, min(8 x max_new_tokens, len(input) // 2) + 2 x len(target), is an
+echo and is wrong, whatever the metric.
 """
+
+ECHO_CHARS_PER_TOKEN = 8
+
+
+def echo_limit(target, max_new_tokens, input_chars):
+    """The most characters a prediction may have before it is judged an echo."""
+    budget = ECHO_CHARS_PER_TOKEN * int(max_new_tokens)
+    return min(budget, int(input_chars) // 2) + 2 * len(target or "")
 
 
 def _occurs_as_word(needle, text):
@@ -44,9 +56,14 @@ def _items(s):
     return out
 
 
-def is_correct(metric, prediction, target, answers, labels=(), question="", answer_prefix=""):
-    """Whether `prediction` is right for a row with these fields."""
+def is_correct(metric, prediction, target, answers, labels=(), question="", answer_prefix="",
+               max_new_tokens=None, input_chars=None):
+    """Whether `prediction` is right for a row with these fields: not an echo (checked when the
+    row's `max_new_tokens` and input length are given), and accepted by its metric."""
     prediction = prediction or ""
+    if max_new_tokens is not None and input_chars is not None:
+        if len(prediction) > echo_limit(target, max_new_tokens, input_chars):
+            return False
     pred = prediction.lower()
     answers = list(answers or [])
     if metric == "all":
@@ -81,5 +98,7 @@ def score_row(row, prediction):
         row.get("labels") or [],
         row.get("question") or "",
         row.get("answer_prefix") or "",
+        row["max_new_tokens"],
+        row["input_chars"] if "input_chars" in row else len(row["input"]),
     )
     return 1.0 if ok else 0.0

@@ -296,6 +296,10 @@ pub struct ScoreArgs {
     /// Only the table: no warnings about missing or unknown ids.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Score only the rows that have a prediction (by default a row without one counts as
+    /// wrong); said loudly on stderr.
+    #[arg(long)]
+    pub only_present: bool,
 }
 
 #[derive(Debug, Args)]

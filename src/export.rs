@@ -2,6 +2,11 @@
 //! YAMLs, an inspect_ai task file, OpenCompass dataset configs — written into the dataset
 //! directory. Every export scores each row with the row's own metric
 //! (`exports/needlework_metrics.py`, the Python twin of `generators/src/scoring.rs`).
+//!
+//! Nothing read from the disk goes raw into a generated file: paths are written only as string
+//! literals ([`literal`], valid for YAML and Python alike), never into comments; names that
+//! become YAML keys or Python identifiers (configs, splits) and the dataset hash (in comments)
+//! are checked and refused when they are not plain ([`check_manifest`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -89,29 +94,123 @@ fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
     Ok(out)
 }
 
-/// A YAML double-quoted string.
-fn yaml_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+/// `s` as a double-quoted string literal that YAML (1.1 and 1.2) and Python read back as `s`:
+/// ASCII only, with `\\`, `\"`, `\n`, `\r`, `\t`, `\xXX` for other controls, and `\uXXXX` or
+/// `\UXXXXXXXX` beyond ASCII — escapes both languages spell the same way.
+fn literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A path as a string literal; a path that is not UTF-8 cannot be written faithfully and is
+/// refused.
+fn path_literal(p: &Path) -> Result<String> {
+    p.to_str().map(literal).ok_or_else(|| {
+        usage(format!(
+            "cannot export {}: the path is not valid UTF-8",
+            p.display()
+        ))
+    })
+}
+
+/// Python's keywords: a config of that name could not be an inspect task function.
+const PYTHON_KEYWORDS: [&str; 35] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// Refuse a manifest whose config or split names are not plain identifiers (they become YAML
+/// keys, task names and Python functions) or whose dataset hash is not hexadecimal (it goes
+/// into comments).
+fn check_manifest(m: &Manifest) -> Result<()> {
+    let plain = |s: &str| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !PYTHON_KEYWORDS.contains(&s)
+    };
+    let names = m
+        .configs
+        .iter()
+        .map(|c| ("config", c))
+        .chain(m.files.iter().map(|f| ("config", &f.config)))
+        .chain(m.files.iter().map(|f| ("split", &f.split)));
+    for (what, name) in names {
+        if !plain(name) {
+            return Err(usage(format!(
+                "cannot export: manifest.json names the {what} {}: expected letters, digits and _ (not starting with a digit, not a Python keyword)",
+                literal(name)
+            )));
+        }
+    }
+    if m.dataset_hash.is_empty() || !m.dataset_hash.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(usage(format!(
+            "cannot export: manifest.json's dataset hash {} is not hexadecimal",
+            literal(&m.dataset_hash)
+        )));
+    }
+    Ok(())
+}
+
+/// `template` with each `@@KEY@@` of `values` replaced, in one pass: a value is never searched
+/// for further placeholders.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(i) = rest.find("@@") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        match values.iter().find(|(k, _)| tail.starts_with(k)) {
+            Some((k, v)) => {
+                out.push_str(v);
+                rest = &tail[k.len()..];
+            }
+            None => {
+                out.push_str("@@");
+                rest = &tail[2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn lm_eval(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf>> {
+    // Config and split names are plain identifiers and the hash is hexadecimal
+    // (`check_manifest`); paths go in as literals only.
     let out = dir.join("lm_eval");
     std::fs::create_dir_all(&out)?;
     let mut written = Vec::new();
     let all_lengths: BTreeSet<u64> = infos.iter().flat_map(|i| i.lengths.clone()).collect();
+    let lengths = format!(
+        "[{}]",
+        all_lengths
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let utils = format!(
         "{METRICS_PY}{}",
-        LM_EVAL_UTILS_PY.replace(
-            "@@LENGTHS@@",
-            &format!(
-                "[{}]",
-                all_lengths
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        )
+        fill(LM_EVAL_UTILS_PY, &[("@@LENGTHS@@", &lengths)])
     );
     std::fs::write(out.join("utils.py"), utils)?;
     written.push(out.join("utils.py"));
@@ -123,8 +222,9 @@ fn lm_eval(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf
         for s in &info.splits {
             let pattern = dir.join(&info.name).join(format!("{s}-*.parquet"));
             data_files.push_str(&format!(
-                "    {s}: {}\n",
-                yaml_str(&pattern.display().to_string())
+                "    {}: {}\n",
+                literal(s),
+                path_literal(&pattern)?
             ));
         }
         let mut metrics =
@@ -135,7 +235,8 @@ fn lm_eval(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf
             ));
         }
         let yaml = format!(
-            "# Written by `gen export lm-eval` for the needlework dataset {dir} (dataset hash {hash}).\n\
+            "# Written by `gen export lm-eval` for the needlework dataset in the parent directory\n\
+             # (dataset hash {hash}); the shard paths below are absolute.\n\
              # Each row is scored with its own metric (`metric` column); `score` is the mean, and each\n\
              # length is reported on its own, as RULER does.\n\
              task: {task}\n\
@@ -152,7 +253,6 @@ fn lm_eval(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf
              generation_kwargs:\n  until: []\n  max_gen_toks: {max}\n  do_sample: false\n  temperature: 0.0\n\
              repeats: 1\n\
              metadata:\n  version: 1.0\n",
-            dir = dir.display(),
             hash = m.dataset_hash,
             max = info.max_new_tokens,
         );
@@ -177,17 +277,22 @@ fn inspect(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf
     for info in infos {
         let split = info.eval_split();
         tasks.push_str(&format!(
-            "\n\n@task\ndef {name}():\n    \"\"\"The `{name}` config ({split} split).\"\"\"\n    return needlework_task(\"{name}\", \"{split}\", {max})\n",
+            "\n\n@task\ndef {name}():\n    \"\"\"The `{name}` config ({split} split).\"\"\"\n    return needlework_task({name_literal}, {split_literal}, {max})\n",
             name = info.name,
+            name_literal = literal(&info.name),
+            split_literal = literal(&split),
             max = info.max_new_tokens
         ));
     }
     let path = out.join("needlework_tasks.py");
-    let text = INSPECT_PY
-        .replace("@@HASH@@", &m.dataset_hash)
-        .replace("@@FILE@@", &path.display().to_string())
-        .replace("@@METRICS@@", METRICS_PY)
-        .replace("@@TASKS@@", &tasks);
+    let text = fill(
+        INSPECT_PY,
+        &[
+            ("@@HASH@@", &m.dataset_hash),
+            ("@@METRICS@@", METRICS_PY),
+            ("@@TASKS@@", &tasks),
+        ],
+    );
     std::fs::write(&path, text)?;
     Ok(vec![path])
 }
@@ -204,16 +309,20 @@ fn opencompass(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<Pat
         };
         configs.push_str(&format!(
             "    _config({}, {}, {}),\n",
-            yaml_str(&format!("needlework_{}", info.name)),
-            yaml_str(&path.display().to_string()),
+            literal(&format!("needlework_{}", info.name)),
+            path_literal(&path)?,
             info.max_new_tokens
         ));
     }
     let path = out.join("needlework_datasets.py");
-    let text = OPENCOMPASS_PY
-        .replace("@@HASH@@", &m.dataset_hash)
-        .replace("@@METRICS@@", METRICS_PY)
-        .replace("@@CONFIGS@@", configs.trim_end_matches('\n'));
+    let text = fill(
+        OPENCOMPASS_PY,
+        &[
+            ("@@HASH@@", &m.dataset_hash),
+            ("@@METRICS@@", METRICS_PY),
+            ("@@CONFIGS@@", configs.trim_end_matches('\n')),
+        ],
+    );
     std::fs::write(&path, text)?;
     Ok(vec![path])
 }
@@ -235,6 +344,7 @@ pub fn export(harness: &str, dir: &Path) -> Result<()> {
         .canonicalize()
         .with_context(|| format!("cannot resolve {}", dir.display()))?;
     let m = Manifest::read(&dir)?;
+    check_manifest(&m)?;
     let infos = config_infos(&dir, &m)?;
     let written = match harness {
         "lm-eval" => lm_eval(&dir, &m, &infos)?,
@@ -260,4 +370,30 @@ pub fn export(harness: &str, dir: &Path) -> Result<()> {
         ),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_ascii_and_escape_everything_that_could_break_out() {
+        assert_eq!(literal("a/b c"), "\"a/b c\"");
+        assert_eq!(
+            literal("x\"y\\z\n# k: v\r\t\u{7f}\u{85}é\u{2028}🧵"),
+            "\"x\\\"y\\\\z\\n# k: v\\r\\t\\x7f\\x85\\xe9\\u2028\\U0001f9f5\""
+        );
+        assert!(literal("\u{0}\u{1b}").is_ascii());
+    }
+
+    #[test]
+    fn fill_replaces_once() {
+        assert_eq!(
+            fill(
+                "a @@X@@ b @@Y@@ @@Z@@ @@",
+                &[("@@X@@", "@@Y@@"), ("@@Y@@", "y")]
+            ),
+            "a @@Y@@ b y @@Z@@ @@"
+        );
+    }
 }

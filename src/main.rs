@@ -114,7 +114,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )));
             }
             let out = args.out.clone().unwrap_or_else(|| args.dir.join("scores"));
-            score::score(&args.dir, &args.predictions, &out, args.quiet)?;
+            let options = score::Options {
+                quiet: args.quiet,
+                only_present: args.only_present,
+            };
+            score::score(&args.dir, &args.predictions, &out, options)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Inspect(args) => {

@@ -1,5 +1,10 @@
 //! `gen score`: apply each row's metric to a model's predictions, report accuracy per config ×
 //! length × depth, write `scores.json` and draw the length × depth heatmap.
+//!
+//! Every row of the dataset is scored: a row without a prediction counts as wrong (unless
+//! [`Options::only_present`]), so a partial file cannot pass for a complete one, and the
+//! coverage (rows predicted / rows) is reported beside the accuracy. A file that predicts no
+//! row of the dataset is refused.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -30,6 +35,49 @@ struct GoldRow {
     labels: Vec<String>,
     question: String,
     answer_prefix: String,
+    max_new_tokens: u32,
+    input_chars: usize,
+}
+
+impl GoldRow {
+    fn gold(&self) -> Gold<'_> {
+        Gold {
+            metric: self.metric,
+            target: &self.target,
+            answers: &self.answers,
+            labels: &self.labels,
+            question: &self.question,
+            answer_prefix: &self.answer_prefix,
+            max_new_tokens: self.max_new_tokens,
+            input_chars: self.input_chars,
+        }
+    }
+}
+
+/// How `gen score` runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Only the table: no warnings about missing or unknown ids.
+    pub quiet: bool,
+    /// Score only the rows that have a prediction (rows without one are left out rather than
+    /// counted as wrong).
+    pub only_present: bool,
+}
+
+/// How many rows had a prediction, of how many.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Coverage {
+    /// Dataset rows with a prediction.
+    pub predicted: u64,
+    /// Dataset rows.
+    pub rows: u64,
+}
+
+impl Coverage {
+    fn add(&mut self, predicted: bool) {
+        self.rows += 1;
+        self.predicted += u64::from(predicted);
+    }
 }
 
 /// Scores of one config.
@@ -37,6 +85,8 @@ struct GoldRow {
 pub struct ConfigScores {
     /// Every scored row of the config.
     pub overall: Tally,
+    /// Rows of the config with a prediction, of all its rows.
+    pub coverage: Coverage,
     /// Per target length over all depths: RULER reports accuracy by length.
     pub by_length: BTreeMap<u64, Tally>,
     /// The length × depth grid the heatmap draws, sorted by length then depth.
@@ -52,17 +102,25 @@ pub struct Scores {
     pub predictions: String,
     /// Every scored row of every config.
     pub overall: Tally,
+    /// Rows with a prediction, of all rows.
+    pub coverage: Coverage,
+    /// Whether rows without a prediction were left out (`--only-present`) instead of
+    /// counted as wrong.
+    pub only_present: bool,
     /// Per config, by name.
     pub configs: BTreeMap<String, ConfigScores>,
-    /// Dataset rows with no prediction (not scored).
+    /// Dataset rows with no prediction (counted as wrong, or left out with `only_present`).
     pub missing: Vec<String>,
     /// Prediction ids that are not in the dataset (ignored).
     pub unknown: Vec<String>,
 }
 
-/// The columns scoring reads: never `input`, which can hold millions of bytes per row.
-const GOLD_COLUMNS: [&str; 9] = [
+/// The columns scoring reads. `input` (which can hold millions of bytes per row) is read one
+/// batch at a time for its length only: the echo rule bounds an answer by half the prompt.
+const GOLD_COLUMNS: [&str; 11] = [
     "id",
+    "input",
+    "max_new_tokens",
     "question",
     "answer_prefix",
     "target",
@@ -93,6 +151,8 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
             let labels = columns.string_lists("labels")?;
             let length = columns.i64s("target_length")?;
             let depth = columns.f64s("depth_percent")?;
+            let budget = columns.i32s("max_new_tokens")?;
+            let input = s("input")?;
             for i in 0..columns.num_rows() {
                 let metric = parse_metric(metric.value(i))
                     .with_context(|| format!("{} row {i}", path.display()))?;
@@ -108,6 +168,8 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
                         labels: labels.value(i),
                         question: question.value(i).to_string(),
                         answer_prefix: prefix.value(i).to_string(),
+                        max_new_tokens: budget.value(i).max(0) as u32,
+                        input_chars: input.value(i).chars().count(),
                     },
                 );
             }
@@ -180,7 +242,7 @@ fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
 
 /// Score `dir` against `predictions`, print the table, and write `scores.json` and the
 /// heatmaps into `out`.
-pub fn score(dir: &Path, predictions: &Path, out: &Path, quiet: bool) -> Result<Scores> {
+pub fn score(dir: &Path, predictions: &Path, out: &Path, options: Options) -> Result<Scores> {
     let m = Manifest::read(dir).map_err(|e| usage(format!("{e:#}")))?;
     let preds = read_predictions(predictions)?;
     let gold = gold_rows(dir, &m)?;
@@ -189,29 +251,39 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, quiet: bool) -> Result<
         .filter(|id| !gold.contains_key(*id))
         .cloned()
         .collect();
+    if unknown.len() == preds.len() {
+        return Err(usage(format!(
+            "--predictions {} matches no row of {}: {} predictions, none with the id of one of its {} rows",
+            predictions.display(),
+            dir.display(),
+            preds.len(),
+            gold.len()
+        )));
+    }
     let mut missing = Vec::new();
     let mut overall = Tally::default();
+    let mut coverage = Coverage::default();
+    let mut config_coverage: BTreeMap<String, Coverage> = BTreeMap::new();
     // config -> (length, depth bits) -> tally
     let mut grid: BTreeMap<String, BTreeMap<(u64, Option<u64>), Tally>> = BTreeMap::new();
     for c in &m.configs {
         grid.entry(c.clone()).or_default();
     }
     for (id, g) in &gold {
-        let Some(p) = preds.get(id) else {
+        let p = preds.get(id);
+        coverage.add(p.is_some());
+        config_coverage
+            .entry(g.config.clone())
+            .or_default()
+            .add(p.is_some());
+        if p.is_none() {
             missing.push(id.clone());
-            continue;
-        };
-        let ok = is_correct(
-            &Gold {
-                metric: g.metric,
-                target: &g.target,
-                answers: &g.answers,
-                labels: &g.labels,
-                question: &g.question,
-                answer_prefix: &g.answer_prefix,
-            },
-            p,
-        );
+            if options.only_present {
+                continue;
+            }
+        }
+        // A row without a prediction is wrong.
+        let ok = p.is_some_and(|p| is_correct(&g.gold(), p));
         overall.add(ok);
         grid.entry(g.config.clone())
             .or_default()
@@ -237,6 +309,7 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, quiet: bool) -> Result<
             config.clone(),
             ConfigScores {
                 overall: total,
+                coverage: config_coverage.get(config).copied().unwrap_or_default(),
                 by_length,
                 cells: list,
             },
@@ -246,6 +319,8 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, quiet: bool) -> Result<
         dataset_hash: m.dataset_hash.clone(),
         predictions: predictions.display().to_string(),
         overall,
+        coverage,
+        only_present: options.only_present,
         configs,
         missing,
         unknown,
@@ -261,15 +336,33 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, quiet: bool) -> Result<
         }
     }
     print_table(&scores);
-    if !quiet {
-        report_ids("rows have no prediction", &scores.missing);
-        report_ids("predictions name ids not in the dataset", &scores.unknown);
+    if options.only_present && !scores.missing.is_empty() {
+        // Loud whatever --quiet says: the numbers above are not over the whole dataset.
+        eprintln!(
+            "WARNING: --only-present: {} of {} rows have no prediction and are left out; the accuracies above are over the {} predicted rows only, not the dataset",
+            scores.missing.len(),
+            scores.coverage.rows,
+            scores.coverage.predicted
+        );
+    }
+    if !options.quiet {
+        let what = if options.only_present {
+            "left out"
+        } else {
+            "counted as wrong"
+        };
+        report_ids("rows have no prediction", &scores.missing, what);
+        report_ids(
+            "predictions name ids not in the dataset",
+            &scores.unknown,
+            "ignored",
+        );
         eprintln!("wrote {}", out.join("scores.json").display());
     }
     Ok(scores)
 }
 
-fn report_ids(what: &str, ids: &[String]) {
+fn report_ids(what: &str, ids: &[String], treated: &str) {
     if ids.is_empty() {
         return;
     }
@@ -280,7 +373,7 @@ fn report_ids(what: &str, ids: &[String]) {
         String::new()
     };
     eprintln!(
-        "warning: {} {what}: {}{more} (listed in scores.json; not scored)",
+        "warning: {} {what}: {}{more} (listed in scores.json; {treated})",
         ids.len(),
         shown.join(", ")
     );
@@ -327,6 +420,18 @@ fn print_table(s: &Scores) {
         s.overall.rows,
         s.overall.correct,
         100.0 * s.overall.accuracy
+    );
+    let c = s.coverage;
+    println!(
+        "coverage: {} of {} rows predicted ({:.1}%){}",
+        c.predicted,
+        c.rows,
+        100.0 * c.predicted as f64 / c.rows.max(1) as f64,
+        match (c.predicted < c.rows, s.only_present) {
+            (false, _) => "",
+            (true, false) => "; the rest count as wrong",
+            (true, true) => "; the rest are left out (--only-present)",
+        }
     );
 }
 

@@ -190,8 +190,10 @@ fn missing_unknown_and_bad_predictions() {
     let s = read_scores(&out);
     assert_eq!(s["missing"], json!([rows[0].id]));
     assert_eq!(s["unknown"], json!(["feedfacefeedface"]));
-    assert_eq!(s["overall"]["rows"], 5);
-    assert_eq!(s["overall"]["accuracy"], 1.0);
+    // The row without a prediction counts as wrong.
+    assert_eq!(s["overall"]["rows"], 6);
+    assert_eq!(s["overall"]["correct"], 5);
+    assert_eq!(s["coverage"], json!({"predicted": 5, "rows": 6}));
     assert!(
         out.join("heatmap_babilong_qa1.png").exists()
             && out.join("heatmap_babilong_qa6.svg").exists()
@@ -208,8 +210,9 @@ fn missing_unknown_and_bad_predictions() {
             s["overall"]["rows"].clone(),
             s["overall"]["correct"].clone()
         ),
-        (json!(2), json!(2))
+        (json!(6), json!(2))
     );
+    assert_eq!(s["coverage"], json!({"predicted": 2, "rows": 6}));
     for bad in [
         "not json\n",
         "{\"id\": \"x\"}\n",
@@ -225,5 +228,188 @@ fn missing_unknown_and_bad_predictions() {
                 .count(),
             1
         );
+    }
+}
+
+/// The rows whose id is in `ids`, as gold predictions.
+fn gold_lines(rows: &[TestRow]) -> Vec<Value> {
+    rows.iter()
+        .map(|r| json!({"id": r.id, "prediction": gold(r)}))
+        .collect()
+}
+
+/// Item 14: a file covering 10 of 24 rows does not score 100 %: the 14 missing rows count as
+/// wrong, the length nobody predicted is still reported (at 0 %), and the coverage is printed
+/// on its own line and written per config and overall. `--only-present` scores only the 10,
+/// and says so loudly on stderr.
+#[test]
+fn missing_rows_count_as_wrong_and_coverage_is_reported() {
+    let t = tmp();
+    let dir = dataset(
+        &t,
+        &[
+            "niah",
+            "--len",
+            "1k,2k,4k",
+            "--depths",
+            "4",
+            "--samples",
+            "2",
+        ],
+    );
+    let rows = rows(&dir);
+    assert_eq!(rows.len(), 24);
+    // Rows are ordered by length: the first 10 are 8 rows of 1k and 2 of 2k; no 4k row.
+    let p = t.path().join("partial.jsonl");
+    write(&p, &gold_lines(&rows[..10]));
+    let out = t.path().join("s");
+    let o = score(&dir, &p, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("coverage") && l.contains("10 of 24")),
+        "{stdout}"
+    );
+    let s = read_scores(&out);
+    assert_eq!(s["overall"]["rows"], 24);
+    assert_eq!(s["overall"]["correct"], 10);
+    assert_eq!(s["coverage"], json!({"predicted": 10, "rows": 24}));
+    let c = &s["configs"]["niah_single"];
+    assert_eq!(c["coverage"], json!({"predicted": 10, "rows": 24}));
+    assert_eq!(c["by_length"]["1024"]["accuracy"], 1.0);
+    assert_eq!(c["by_length"]["2048"]["correct"], 2);
+    assert_eq!(c["by_length"]["2048"]["rows"], 8);
+    assert_eq!(
+        c["by_length"]["4096"]["rows"], 8,
+        "the unpredicted length is reported"
+    );
+    assert_eq!(c["by_length"]["4096"]["accuracy"], 0.0);
+    assert_eq!(c["cells"].as_array().unwrap().len(), 12);
+    assert!(!o.stderr.is_empty());
+
+    // Opting out: only the predicted rows, with a loud note (even with -q).
+    let o = gen(&[
+        "score",
+        dir.to_str().unwrap(),
+        "--predictions",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--only-present",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--only-present") && err.contains("14"),
+        "{err}"
+    );
+    let s = read_scores(&out);
+    assert_eq!(s["overall"]["rows"], 10);
+    assert_eq!(s["overall"]["accuracy"], 1.0);
+    assert_eq!(s["only_present"], true);
+    assert_eq!(s["coverage"], json!({"predicted": 10, "rows": 24}));
+}
+
+/// Item 14: an empty file, or a file of some other dataset's ids, is refused (exit 2, one
+/// line) instead of scoring 0 % over 0 rows.
+#[test]
+fn predictions_matching_no_row_are_refused() {
+    let t = tmp();
+    let dir = dataset(&t, &["niah", "--len", "1k", "--samples", "2"]);
+    let p = t.path().join("p.jsonl");
+    let out = t.path().join("s");
+    for text in [
+        "".to_string(),
+        "\n".to_string(),
+        format!(
+            "{}\n{}\n",
+            json!({"id": "0123456789abcdef", "prediction": "1234567"}),
+            json!({"id": "fedcba9876543210", "prediction": "7654321"})
+        ),
+    ] {
+        std::fs::write(&p, &text).unwrap();
+        let o = score(&dir, &p, &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{text:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("no row"), "{err}");
+        assert!(!out.join("scores.json").exists());
+    }
+}
+
+/// A prediction made from a row.
+type Predict = fn(&TestRow) -> String;
+
+/// Item 14: echoing the prompt back is judged as an echo and scores 0; gold answers, and gold
+/// answers inside a short sentence, still score 100 %. Also where the input is short and the
+/// answer long (chars tokenizer, four uuids), and for BABILong stories without filler.
+#[test]
+fn an_echo_of_the_input_scores_zero() {
+    let t = tmp();
+    let datasets: [&[&str]; 3] = [
+        &[
+            "niah",
+            "--len",
+            "1k,2k",
+            "--depths",
+            "3",
+            "--samples",
+            "2",
+            "--variant",
+            "multikey",
+        ],
+        &[
+            "niah",
+            "--len",
+            "1200",
+            "--depths",
+            "2",
+            "--variant",
+            "multivalue",
+            "--key-type",
+            "uuids",
+            "--value-type",
+            "uuids",
+            "--tokenizer",
+            "chars",
+        ],
+        &[
+            "babilong",
+            "--task",
+            "qa1,qa2",
+            "--len",
+            "0",
+            "--samples",
+            "3",
+        ],
+    ];
+    let cases: [(&str, Predict, f64); 4] = [
+        ("echo", |r| r.input.clone(), 0.0),
+        ("echo+gold", |r| format!("{} {}", r.input, gold(r)), 0.0),
+        ("gold", gold, 1.0),
+        ("lead-in", |r| format!("The answer is {}.", gold(r)), 1.0),
+    ];
+    for (n, args) in datasets.iter().enumerate() {
+        let dir = t.path().join(format!("d{n}"));
+        generate(dir.to_str().unwrap(), args);
+        let rows = rows(&dir);
+        for (name, text, want) in cases {
+            let lines: Vec<Value> = rows
+                .iter()
+                .map(|r| json!({"id": r.id, "prediction": text(r)}))
+                .collect();
+            let p = t.path().join(format!("{n}-{name}.jsonl"));
+            write(&p, &lines);
+            let s = scores(&dir, &p, &t.path().join(format!("s-{n}-{name}")));
+            assert_eq!(s["overall"]["rows"], rows.len(), "{args:?} {name}");
+            assert_eq!(
+                s["overall"]["accuracy"].as_f64().unwrap(),
+                want,
+                "{args:?} {name}"
+            );
+        }
     }
 }

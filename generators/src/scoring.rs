@@ -13,8 +13,24 @@
 //!   the labels of the closed set that occur as whole words (so `one` is not found in `none`),
 //!   ignoring labels that occur in the question unless they are gold; correct when the labels
 //!   found are exactly the gold items.
+//!
+//! Before any metric, one rule judges the answer rather than the prompt: a prediction longer
+//! than [`echo_limit`] characters is an echo and is wrong, whatever the metric. The limit is
+//! `min(8 × max_new_tokens, input / 2) + 2 × target`, lengths in characters (Unicode scalar
+//! values):
+//!
+//! - `8 × max_new_tokens`: a harness that honours the row's answer budget cannot produce
+//!   more (8 characters per token is about twice what English text averages);
+//! - `input / 2`: nor is anything half as long as the prompt an answer to it; so the echo of
+//!   the whole input is wrong whenever the input is longer than 4 × the target (every niah,
+//!   needlechain and babilong row);
+//! - `2 × target`: room for the gold answer and a lead-in sentence whatever the tokenizer
+//!   counted (a 200-digit product is one `words` token).
 
 use crate::Metric;
+
+/// Characters allowed per token of the answer budget before an output is judged an echo.
+pub const ECHO_CHARS_PER_TOKEN: usize = 8;
 
 /// What a row needs for scoring.
 #[derive(Debug, Clone, Copy)]
@@ -31,10 +47,29 @@ pub struct Gold<'a> {
     pub question: &'a str,
     /// A repeated answer prefix is dropped from the output before comparing (`exact`).
     pub answer_prefix: &'a str,
+    /// The row's answer budget: it bounds how long an answer can be ([`echo_limit`]).
+    pub max_new_tokens: u32,
+    /// Characters of the row's `input` (the prompt): half of it bounds an answer too.
+    pub input_chars: usize,
 }
 
-/// Whether `prediction` is right for `gold`.
+/// The most characters (Unicode scalar values) a prediction may have before it is judged an
+/// echo: `min(8 × max_new_tokens, input_chars / 2) + 2 × the target's length`.
+pub fn echo_limit(gold: &Gold<'_>) -> usize {
+    let budget = ECHO_CHARS_PER_TOKEN * gold.max_new_tokens as usize;
+    budget.min(gold.input_chars / 2) + 2 * gold.target.chars().count()
+}
+
+/// Whether `prediction` is too long to be an answer to `gold` (see [`echo_limit`]).
+pub fn is_echo(gold: &Gold<'_>, prediction: &str) -> bool {
+    prediction.chars().count() > echo_limit(gold)
+}
+
+/// Whether `prediction` is right for `gold`: not an echo, and accepted by the row's metric.
 pub fn is_correct(gold: &Gold<'_>, prediction: &str) -> bool {
+    if is_echo(gold, prediction) {
+        return false;
+    }
     let pred = prediction.to_lowercase();
     match gold.metric {
         Metric::All => {
@@ -137,9 +172,66 @@ mod tests {
                 labels: &labels,
                 question: q,
                 answer_prefix: "Answer:",
+                max_new_tokens: 16,
+                input_chars: 10_000,
             },
             pred,
         )
+    }
+
+    #[test]
+    fn an_echo_is_wrong_whatever_the_metric() {
+        let a = s(&["4821937"]);
+        let prompt = format!(
+            "{} One of the access codes is 4821937. {} What is the access code?",
+            "Filler text. ".repeat(20),
+            "More filler. ".repeat(20)
+        );
+        let g = |metric, target| Gold {
+            metric,
+            target,
+            answers: &a,
+            labels: &a,
+            question: "What is the access code?",
+            answer_prefix: "",
+            max_new_tokens: 16,
+            input_chars: 10_000,
+        };
+        let all = g(Metric::All, "4821937");
+        assert_eq!(echo_limit(&all), 8 * 16 + 2 * 7);
+        // Half the prompt bounds an answer when the budget is wider than that.
+        let short = Gold {
+            max_new_tokens: 128,
+            input_chars: prompt.chars().count(),
+            ..all
+        };
+        assert_eq!(echo_limit(&short), prompt.chars().count() / 2 + 14);
+        assert!(!is_correct(&short, &prompt));
+        assert!(is_correct(&short, "The access code is 4821937."));
+        assert!(is_echo(&all, &prompt) && !is_correct(&all, &prompt));
+        for metric in [Metric::All, Metric::Any, Metric::Label, Metric::Set] {
+            let gold = g(metric, "4821937");
+            assert!(is_correct(&gold, "4821937"), "{metric:?}");
+            assert!(
+                !is_correct(&gold, &format!("{prompt} 4821937")),
+                "{metric:?}"
+            );
+        }
+        // Right at the limit is still an answer (counted in characters, not bytes).
+        let at_limit = format!("4821937{}", "é".repeat(echo_limit(&all) - 7));
+        assert!(is_correct(&all, &at_limit));
+        assert!(!is_correct(&all, &format!("{at_limit}é")));
+        // A long gold answer fits whatever the budget counted (2 × the target).
+        let long = "9".repeat(400);
+        let exact = Gold {
+            max_new_tokens: 17,
+            ..g(Metric::Exact, &long)
+        };
+        assert!(is_correct(&exact, &long));
+        assert!(!is_echo(
+            &exact,
+            &format!("The product of the two numbers is {long}.")
+        ));
     }
 
     #[test]

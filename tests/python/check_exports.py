@@ -1,12 +1,14 @@
 """Check the harness files `gen export` writes, offline.
 
   check_exports.py predictions DIR OUT_PREFIX
-      Write three prediction files for every row of DIR: gold (the target; for `all`/`any`
-      rows, the answers joined), empty, and half (gold for every other row):
-      OUT_PREFIX-gold.jsonl, -empty.jsonl, -half.jsonl.
+      Write prediction files for every row of DIR: gold (the target; for `all`/`any` rows,
+      the answers joined), empty, half (gold for every other row), lead (gold inside a short
+      sentence), echo (the whole input) and partial (gold for the first third of the rows
+      only): OUT_PREFIX-gold.jsonl, -empty, -half, -lead, -echo, -partial.
   check_exports.py same-scores DIR PREDICTIONS SCORES_JSON
       The exported lm-eval utils.py (Python) must score PREDICTIONS exactly as `gen score`
-      did (Rust), row for row: same totals per config and overall.
+      did (Rust), row for row: same totals and coverage per config and overall (rows without
+      a prediction count as wrong unless `gen score --only-present` was used).
   check_exports.py inspect-gold DIR CONFIG
       Run the exported inspect_ai task with mockllm answering each sample's gold target, then
       with empty answers: accuracy must be 1.0, then 0.0.
@@ -53,16 +55,25 @@ def gold_text(row):
 
 
 def write_predictions(directory, prefix):
-    outs = {k: open(f"{prefix}-{k}.jsonl", "w") for k in ("gold", "empty", "half")}
-    n = 0
-    for i, (_, row) in enumerate(rows(directory)):
+    kinds = ("gold", "empty", "half", "lead", "echo", "partial")
+    outs = {k: open(f"{prefix}-{k}.jsonl", "w") for k in kinds}
+    all_rows = list(rows(directory))
+    for i, (_, row) in enumerate(all_rows):
         gold = gold_text(row)
-        for kind, text in (("gold", gold), ("empty", ""), ("half", gold if i % 2 == 0 else "")):
+        texts = {
+            "gold": gold,
+            "empty": "",
+            "half": gold if i % 2 == 0 else "",
+            "lead": f"The answer is {gold}.",
+            "echo": row["input"],
+        }
+        if i < max(1, len(all_rows) // 3):
+            texts["partial"] = gold
+        for kind, text in texts.items():
             outs[kind].write(json.dumps({"id": row["id"], "prediction": text}) + "\n")
-        n += 1
     for f in outs.values():
         f.close()
-    print(f"ok: wrote gold, empty and half predictions for {n} rows")
+    print(f"ok: wrote {', '.join(kinds)} predictions for {len(all_rows)} rows")
 
 
 def same_scores(directory, predictions, scores_json):
@@ -71,22 +82,37 @@ def same_scores(directory, predictions, scores_json):
     for line in open(predictions):
         v = json.loads(line)
         preds[v["id"]] = v["prediction"]
+    scores = json.load(open(scores_json))
+    only_present = scores.get("only_present", False)
     totals = {}
+    coverage = {}
     for config, row in rows(directory):
-        if row["id"] not in preds:
+        present = row["id"] in preds
+        c = coverage.setdefault(config, [0, 0])
+        c[0] += int(present)
+        c[1] += 1
+        if not present and only_present:
             continue
-        value = utils.process_results(row, [preds[row["id"]]])
-        if value[str(row["target_length"])] != value["score"]:
-            fail(f"{row['id']}: the per-length metric differs from score")
         t = totals.setdefault(config, [0, 0.0])
         t[0] += 1
-        t[1] += value["score"]
-    scores = json.load(open(scores_json))
+        if present:
+            value = utils.process_results(row, [preds[row["id"]]])
+            if value[str(row["target_length"])] != value["score"]:
+                fail(f"{row['id']}: the per-length metric differs from score")
+            t[1] += value["score"]
     for config, (n, correct) in totals.items():
         rust = scores["configs"][config]["overall"]
         if rust["rows"] != n or rust["correct"] != int(correct):
             fail(f"{config}: Python scores {int(correct)}/{n}, gen score {rust['correct']}/{rust['rows']}")
-    print(f"ok: lm-eval utils and gen score agree on {sum(t[0] for t in totals.values())} rows")
+    for config, (predicted, n) in coverage.items():
+        rust = scores["configs"][config]["coverage"]
+        if (rust["predicted"], rust["rows"]) != (predicted, n):
+            fail(f"{config}: {predicted} of {n} rows predicted, gen score says {rust}")
+    want = {"predicted": sum(c[0] for c in coverage.values()), "rows": sum(c[1] for c in coverage.values())}
+    if scores["coverage"] != want:
+        fail(f"coverage {want}, gen score says {scores['coverage']}")
+    print(f"ok: lm-eval utils and gen score agree on {sum(t[0] for t in totals.values())} rows"
+          f" ({want['predicted']} of {want['rows']} predicted)")
 
 
 def inspect_gold(directory, config):
