@@ -211,11 +211,24 @@ fn parse_prediction(v: &Value) -> Option<(String, String)> {
     Some((id, prediction))
 }
 
+/// Largest predictions file read: far more than any dataset's answers need.
+const MAX_PREDICTION_BYTES: u64 = 2 << 30;
+
 fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
+    if !meta.is_file() || meta.len() > MAX_PREDICTION_BYTES {
+        return Err(usage(format!(
+            "invalid --predictions {}: expected a regular JSON Lines file of at most {} MiB",
+            path.display(),
+            MAX_PREDICTION_BYTES >> 20
+        )));
+    }
     let file = File::open(path)
         .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
     let mut out = BTreeMap::new();
-    for (n, line) in BufReader::new(file).lines().enumerate() {
+    let reader = BufReader::new(std::io::Read::take(file, MAX_PREDICTION_BYTES));
+    for (n, line) in reader.lines().enumerate() {
         let line = line.with_context(|| format!("cannot read {}", path.display()))?;
         if line.trim().is_empty() {
             continue;

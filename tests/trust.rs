@@ -389,3 +389,18 @@ fn unusable_inputs_are_refused_fast() {
     );
     assert_verifies(&ok);
 }
+
+/// Item 7, score side: `gen score --predictions /dev/zero` aborted; it is refused at once.
+#[test]
+fn prediction_files_are_bounded() {
+    if !Path::new("/dev/zero").exists() {
+        return;
+    }
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let res = gen(&["score", &out, "--predictions", "/dev/zero", "-q"]);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(2), "{err}");
+    assert!(err.contains("regular"), "{err}");
+}
