@@ -32,7 +32,26 @@ use needlework_generators::{tasks, templates, tokenizer};
 use cli::{Cli, Command};
 use usage::{usage, UsageError};
 
+/// The most worker threads `--threads` takes.
+const MAX_THREADS: usize = 1024;
+/// The longest `--split` name.
+const MAX_SPLIT: usize = 64;
+
+/// Print an error as one line: line breaks inside it become spaces.
+fn one_line(msg: &str) -> String {
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn main() -> ExitCode {
+    // Every argument must be text: the manifest records the command, and clap would accept a
+    // non-UTF-8 path that `std::env::args` then panics on.
+    if let Some(bad) = std::env::args_os().skip(1).find(|a| a.to_str().is_none()) {
+        eprintln!(
+            "error: argument '{}' is not valid UTF-8",
+            one_line(&bad.to_string_lossy())
+        );
+        return ExitCode::from(2);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -50,10 +69,20 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
-            // One line: clap's first line, without its usage block.
+            // One line: clap's message (up to its first blank line, so a missing argument is
+            // named), without its usage block.
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("{} (see gen --help)", first.trim_end());
+            let message: Vec<&str> = rendered
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .collect();
+            let message = one_line(&message.join(" "));
+            let message = if message.is_empty() {
+                "error: bad arguments".to_string()
+            } else {
+                message
+            };
+            eprintln!("{message} (see gen --help)");
             return ExitCode::from(2);
         }
     };
@@ -61,14 +90,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             if let Some(u) = e.downcast_ref::<UsageError>() {
-                eprintln!("error: {u}");
+                eprintln!("error: {}", one_line(&u.to_string()));
                 ExitCode::from(2)
             } else {
-                let msg = format!("{e:#}");
-                eprintln!(
-                    "error: {}",
-                    msg.split_whitespace().collect::<Vec<_>>().join(" ")
-                );
+                eprintln!("error: {}", one_line(&format!("{e:#}")));
                 ExitCode::from(1)
             }
         }
@@ -95,6 +120,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     args.dir.display()
                 )));
             }
+            check_threads(args.threads)?;
             let ok = verify::verify(&args.dir, args.threads, args.quiet, &args.inputs)?;
             Ok(if ok {
                 ExitCode::SUCCESS
@@ -128,6 +154,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     args.path.display()
                 )));
             }
+            if args.path.is_dir() && args.path.join("manifest.json").exists() {
+                // A dataset's manifest must be readable; a bare directory of Parquet files is
+                // inspected as such.
+                manifest::Manifest::read(&args.path)?;
+            }
             inspect::inspect(&args.path)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -144,9 +175,26 @@ fn generate_task(
     common: &cli::CommonArgs,
     command: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
+    check_threads(common.threads)?;
+    if common.split.chars().count() > MAX_SPLIT {
+        return Err(usage(format!(
+            "invalid --split of {} characters: split names are at most {MAX_SPLIT}",
+            common.split.chars().count()
+        )));
+    }
     let job = prepare::build_job(options, common)?;
     generate::generate(job, command)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--threads`, when given, is 1 to [`MAX_THREADS`].
+fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
+    match threads {
+        Some(n) if n == 0 || n > MAX_THREADS => Err(usage(format!(
+            "invalid --threads {n}: expected 1 to {MAX_THREADS}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn list(what: Option<&str>) -> anyhow::Result<()> {

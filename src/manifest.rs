@@ -110,15 +110,27 @@ impl Manifest {
     /// Read `dir/manifest.json`; an error when it is missing or not one of ours.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join("manifest.json");
+        if !path.exists() {
+            return Err(crate::usage::usage(format!(
+                "{} is not a needlework dataset: it has no manifest.json",
+                dir.display()
+            )));
+        }
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let m: Manifest = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a needlework manifest", path.display()))?;
-        anyhow::ensure!(
-            m.format == FORMAT,
-            "{} is not a needlework manifest",
-            path.display()
-        );
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
+            crate::usage::usage(format!(
+                "{} is not a needlework manifest: {e}",
+                path.display()
+            ))
+        })?;
+        if m.format != FORMAT {
+            return Err(crate::usage::usage(format!(
+                "{} is not a needlework manifest: format '{}', expected '{FORMAT}'",
+                path.display(),
+                m.format
+            )));
+        }
         Ok(m)
     }
 

@@ -17,6 +17,7 @@ use crate::paths;
 use crate::recipe::{build_parts, derived_canary, valid_split, Recipe};
 use crate::spec;
 use crate::usage::usage;
+use crate::writer::OutLock;
 
 /// A validated generation job.
 pub struct Job {
@@ -35,6 +36,8 @@ pub struct Job {
     pub quiet: bool,
     /// Also write JSON Lines mirrors.
     pub jsonl: bool,
+    /// The lock on `out`, held until the job (and so the generation) is dropped.
+    pub _lock: OutLock,
 }
 
 /// Haystack names that are not paths.
@@ -234,24 +237,7 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
     let out = common.out.clone().unwrap_or_else(|| {
         PathBuf::from("datasets").join(format!("{}-s{}", task.name(), common.seed))
     });
-    if out.exists() {
-        let non_empty = std::fs::read_dir(&out)
-            .with_context(|| format!("cannot read --out {}", out.display()))?
-            .next()
-            .is_some();
-        if !out.is_dir() {
-            return Err(usage(format!(
-                "--out {} exists and is not a directory",
-                out.display()
-            )));
-        }
-        if non_empty && !common.force {
-            return Err(usage(format!(
-                "--out {} exists and is not empty: choose another directory or pass --force to replace it",
-                out.display()
-            )));
-        }
-    }
+    let lock = check_out(&out, common, &haystack)?;
 
     let mut recipe = Recipe {
         options,
@@ -289,5 +275,76 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         threads,
         quiet: common.quiet,
         jsonl: common.jsonl,
+        _lock: lock,
     })
+}
+
+/// Check the output directory and take its lock: `out` must not be a file, the current
+/// directory or one of its ancestors; a non-empty `out` is replaced only with --force, and
+/// never when an input (haystack, template, tokenizer file) lies inside it. Leftovers of
+/// killed runs are cleaned under the lock, before anything is written.
+fn check_out(out: &Path, common: &CommonArgs, haystack: &str) -> Result<OutLock> {
+    if out.exists() {
+        if !out.is_dir() {
+            return Err(usage(format!(
+                "--out {} exists and is not a directory",
+                out.display()
+            )));
+        }
+        let real = out
+            .canonicalize()
+            .with_context(|| format!("cannot resolve --out {}", out.display()))?;
+        let cwd = std::env::current_dir()
+            .and_then(|d| d.canonicalize())
+            .context("cannot resolve the current directory")?;
+        if cwd.starts_with(&real) {
+            return Err(usage(format!(
+                "--out {} is the current directory or one of its ancestors: choose a directory of its own",
+                out.display()
+            )));
+        }
+    }
+    if out.file_name().is_none() {
+        return Err(usage(format!(
+            "--out {} does not name a directory of its own",
+            out.display()
+        )));
+    }
+    let lock = OutLock::acquire(out)?;
+    lock.clean_leftovers(out, common.force)?;
+    if out.exists() {
+        let non_empty = std::fs::read_dir(out)
+            .with_context(|| format!("cannot read --out {}", out.display()))?
+            .next()
+            .is_some();
+        if non_empty && !common.force {
+            return Err(usage(format!(
+                "--out {} exists and is not empty: choose another directory or pass --force to replace it",
+                out.display()
+            )));
+        }
+        let real = out
+            .canonicalize()
+            .with_context(|| format!("cannot resolve --out {}", out.display()))?;
+        for (flag, value) in [
+            ("--haystack", haystack),
+            ("--template", common.template.as_str()),
+            ("--tokenizer", common.tokenizer.as_str()),
+        ] {
+            // A path, or a file.jsonl:field / file.parquet:column spec; names that are not
+            // paths (built-ins) resolve nowhere and pass.
+            let candidates = std::iter::once(value).chain(value.rsplit_once(':').map(|(p, _)| p));
+            for candidate in candidates {
+                if let Ok(input) = Path::new(candidate).canonicalize() {
+                    if input.starts_with(&real) {
+                        return Err(usage(format!(
+                            "{flag} {value} is inside --out {}, which --force would replace: move it out first",
+                            out.display()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    Ok(lock)
 }

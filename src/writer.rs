@@ -15,11 +15,163 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::manifest::FileEntry;
 use crate::schema::{schema, to_batch, Row};
+use crate::usage::usage;
 
 /// A row group is closed once its rows hold this many bytes of text.
 const ROW_GROUP_BYTES: usize = 64 << 20;
 /// A file is closed once it holds this many bytes of text (unless --rows-per-file is given).
 const FILE_BYTES: u64 = 256 << 20;
+
+/// The parent directory of `out` (`.` for a bare name) and the name the hidden siblings
+/// (`.NAME.lock`, `.NAME.tmp-PID`, `.NAME.old-PID`) are made from.
+fn parent_and_name(out: &Path) -> (PathBuf, String) {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset".into());
+    (parent, name)
+}
+
+/// Whether process `pid` may still be running. On Linux `/proc/PID` answers exactly; elsewhere
+/// (no std-only way to ask) a process is taken as alive unless `since` (the lock's or folder's
+/// modification time) is more than [`STALE_AFTER`] ago.
+fn pid_alive(pid: u32, since: Option<std::time::SystemTime>) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        return Path::new(&format!("/proc/{pid}")).exists();
+    }
+    since
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < STALE_AFTER)
+}
+
+/// Off Linux, a lock or leftover folder older than this is stale whatever its PID.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    fs::symlink_metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The exclusive right to write `out`: a file `.NAME.lock` next to it holding our PID, made
+/// with an exclusive create and removed on drop. A lock whose PID is dead is stale and taken
+/// over; a live one refuses (exit 2, naming the PID).
+pub struct OutLock {
+    path: PathBuf,
+}
+
+impl OutLock {
+    /// Take the lock for `out`, creating its parent directory if needed.
+    pub fn acquire(out: &Path) -> Result<OutLock> {
+        let (parent, name) = parent_and_name(out);
+        fs::create_dir_all(&parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+        let path = parent.join(format!(".{name}.lock"));
+        for _ in 0..2 {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    let lock = OutLock { path: path.clone() };
+                    writeln!(f, "{}", std::process::id())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    return Ok(lock);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let text = fs::read_to_string(&path).unwrap_or_default();
+                    match text.trim().parse::<u32>() {
+                        Ok(pid) if !pid_alive(pid, modified(&path)) => {
+                            fs::remove_file(&path).ok();
+                        }
+                        Ok(pid) => {
+                            return Err(usage(format!(
+                                "another gen (PID {pid}) is writing {}: wait for it to finish, or remove {} if that process is not gen",
+                                out.display(),
+                                path.display()
+                            )))
+                        }
+                        Err(_) => {
+                            return Err(usage(format!(
+                                "{} exists and holds no PID: another gen may be writing {}; remove the file if none is",
+                                path.display(),
+                                out.display()
+                            )))
+                        }
+                    }
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", path.display()))
+                }
+            }
+        }
+        Err(usage(format!(
+            "another gen is writing {}: {} keeps reappearing",
+            out.display(),
+            path.display()
+        )))
+    }
+
+    /// Remove what killed runs left next to `out` (we hold the lock, so no other gen is
+    /// writing it): staging folders `.NAME.tmp-PID` of dead processes, and set-aside
+    /// folders `.NAME.old[-PID]`. A set-aside folder while `out` is missing is the previous
+    /// dataset of a run killed between its two renames: it is removed only with `force`,
+    /// and otherwise named in the refusal. Anything that cannot be removed is named too.
+    pub fn clean_leftovers(&self, out: &Path, force: bool) -> Result<()> {
+        let (parent, name) = parent_and_name(out);
+        let Ok(entries) = fs::read_dir(&parent) else {
+            return Ok(());
+        };
+        let tmp = format!(".{name}.tmp-");
+        let old = format!(".{name}.old");
+        for entry in entries.flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let stale = if let Some(pid) = file.strip_prefix(&tmp) {
+                pid.parse::<u32>()
+                    .is_ok_and(|pid| !pid_alive(pid, modified(&path)))
+            } else if let Some(rest) = file.strip_prefix(&old) {
+                let pid = rest.strip_prefix('-').map(str::parse::<u32>);
+                match pid {
+                    None if rest.is_empty() => true,
+                    Some(Ok(pid)) => !pid_alive(pid, modified(&path)),
+                    _ => false,
+                }
+            } else {
+                false
+            };
+            if !stale {
+                continue;
+            }
+            if file.starts_with(&old) && !out.exists() && !force {
+                return Err(usage(format!(
+                    "{} holds the previous dataset of a gen that was killed while replacing {}: rename it back, remove it, or pass --force to replace it",
+                    path.display(),
+                    out.display()
+                )));
+            }
+            fs::remove_dir_all(&path).map_err(|e| {
+                usage(format!(
+                    "cannot remove {}, left behind by a killed gen: {e}; remove it by hand",
+                    path.display()
+                ))
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OutLock {
+    fn drop(&mut self) {
+        fs::remove_file(&self.path).ok();
+    }
+}
 
 /// The temporary directory a dataset is built in; removed on drop unless committed.
 pub struct Staging {
@@ -29,18 +181,11 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Create an empty staging directory next to `out`.
+    /// Create an empty staging directory `.NAME.tmp-PID` next to `out`.
     pub fn create(out: &Path) -> Result<Staging> {
-        let parent = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let (parent, name) = parent_and_name(out);
         fs::create_dir_all(&parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
-        let name = out
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "dataset".into());
         let dir = parent.join(format!(".{name}.tmp-{}", std::process::id()));
         if dir.exists() {
             fs::remove_dir_all(&dir).ok();
@@ -52,14 +197,21 @@ impl Staging {
         })
     }
 
-    /// Move the finished dataset to `out`, replacing what is there (the caller checked --force).
+    /// Move the finished dataset to `out`, replacing what is there (the caller checked --force
+    /// and holds the [`OutLock`]). The replaced dataset is set aside as `.NAME.old-PID` and
+    /// removed last.
     pub fn commit(mut self, out: &Path) -> Result<()> {
         if out.exists() {
-            let old = self.dir.with_extension("old");
-            fs::rename(out, &old)
-                .with_context(|| format!("cannot move aside {}", out.display()))?;
-            fs::rename(&self.dir, out)
-                .with_context(|| format!("cannot move the dataset to {}", out.display()))?;
+            let (parent, name) = parent_and_name(out);
+            let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+            fs::rename(out, &old).with_context(|| {
+                format!("cannot move aside {} to {}", out.display(), old.display())
+            })?;
+            if let Err(e) = fs::rename(&self.dir, out) {
+                fs::rename(&old, out).ok(); // put the previous dataset back
+                return Err(e)
+                    .with_context(|| format!("cannot move the dataset to {}", out.display()));
+            }
             fs::remove_dir_all(&old).ok();
         } else {
             fs::rename(&self.dir, out)
@@ -96,7 +248,7 @@ pub struct ShardWriter {
 
 struct OpenFile {
     parquet: ArrowWriter<BufWriter<File>>,
-    jsonl: Option<BufWriter<File>>,
+    jsonl: Option<(BufWriter<File>, PathBuf)>,
     rows: u64,
     bytes: u64,
 }
@@ -137,7 +289,8 @@ impl ShardWriter {
         canary: &str,
         jsonl: bool,
     ) -> Result<Self> {
-        fs::create_dir_all(root.join(config))?;
+        fs::create_dir_all(root.join(config))
+            .with_context(|| format!("cannot create {}", root.join(config).display()))?;
         Ok(ShardWriter {
             root: root.to_path_buf(),
             config: config.to_string(),
@@ -160,15 +313,30 @@ impl ShardWriter {
             .join(format!("part-{k:05}.{ext}"))
     }
 
-    /// Append one row (rows must arrive in dataset order).
+    /// The Parquet file being written (or about to be opened), for error messages.
+    fn writing(&self) -> PathBuf {
+        let k = self.parts.len() - usize::from(self.current.is_some());
+        self.part_path(k, "parquet")
+    }
+
+    /// Append one row (rows must arrive in dataset order). A failure names the file.
     pub fn push(&mut self, row: Row) -> Result<()> {
+        let path = self.writing();
+        self.push_row(row)
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    fn push_row(&mut self, row: Row) -> Result<()> {
         if self.current.is_none() {
             let k = self.parts.len();
             let file = File::create(self.part_path(k, "parquet"))?;
             let parquet =
                 ArrowWriter::try_new(BufWriter::new(file), schema(), Some(self.props.clone()))?;
             let jsonl = if self.jsonl {
-                Some(BufWriter::new(File::create(self.part_path(k, "jsonl"))?))
+                let path = self.part_path(k, "jsonl");
+                let file = File::create(&path)
+                    .with_context(|| format!("cannot create {}", path.display()))?;
+                Some((BufWriter::new(file), path))
             } else {
                 None
             };
@@ -185,9 +353,11 @@ impl ShardWriter {
         let Some(cur) = self.current.as_mut() else {
             unreachable!("a file was just opened")
         };
-        if let Some(j) = cur.jsonl.as_mut() {
-            serde_json::to_writer(&mut *j, &crate::manifest::row_json(&row, &self.canary))?;
-            j.write_all(b"\n")?;
+        if let Some((j, path)) = cur.jsonl.as_mut() {
+            serde_json::to_writer(&mut *j, &crate::manifest::row_json(&row, &self.canary))
+                .map_err(std::io::Error::from)
+                .and_then(|()| j.write_all(b"\n"))
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
         cur.rows += 1;
         cur.bytes += size as u64;
@@ -226,8 +396,9 @@ impl ShardWriter {
             let rows = cur.rows;
             let mut inner = cur.parquet.into_inner()?;
             inner.flush()?;
-            if let Some(mut j) = cur.jsonl {
-                j.flush()?;
+            if let Some((mut j, path)) = cur.jsonl {
+                j.flush()
+                    .with_context(|| format!("cannot write {}", path.display()))?;
             }
             if let Some(last) = self.parts.last_mut() {
                 last.0 = rows;
@@ -239,7 +410,9 @@ impl ShardWriter {
     /// Close everything, give the shards their final names, and hash them.
     /// Returns the Parquet files, the JSON Lines mirrors, and the number of rows written.
     pub fn finish(mut self) -> Result<Written> {
-        self.close_file()?;
+        let path = self.writing();
+        self.close_file()
+            .with_context(|| format!("cannot write {}", path.display()))?;
         let n = self.parts.len();
         let mut written = Written {
             files: Vec::with_capacity(n),
