@@ -14,7 +14,7 @@ use needlework_generators::{
 use crate::cli::CommonArgs;
 use crate::corpus;
 use crate::paths;
-use crate::recipe::{build_parts, derived_canary, valid_split, Recipe};
+use crate::recipe::{build_parts, derived_canary, valid_split, Recipe, MAX_SAMPLES};
 use crate::spec;
 use crate::usage::usage;
 use crate::writer::OutLock;
@@ -168,7 +168,7 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
             "--depths does not apply at --len 0: that is the story alone, with no filler",
         ));
     }
-    if common.samples == 0 || common.samples > 10_000_000 {
+    if common.samples == 0 || common.samples > MAX_SAMPLES {
         return Err(usage(format!(
             "invalid --samples {}: expected 1 to 10000000",
             common.samples

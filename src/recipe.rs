@@ -8,6 +8,10 @@ use needlework_generators::Task;
 use serde::{Deserialize, Serialize};
 
 use crate::options::worded;
+use crate::spec::{MAX_DEPTHS, MAX_LENGTH};
+
+/// Most instances per (length, depth) cell.
+pub const MAX_SAMPLES: u64 = 10_000_000;
 
 /// Everything that determines a dataset's content: written to the manifest, read by verify.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -50,6 +54,53 @@ impl Recipe {
     /// The dataset config name, e.g. `niah_single`.
     pub fn config_name(&self, task: &dyn Task) -> String {
         format!("{}_{}", task.name(), task.variant())
+    }
+
+    /// Check what the command line checks, for recipes read back from a manifest (which anyone
+    /// can edit): lengths, depths, samples, split, compression. A manifest asking for a 2^64-token
+    /// instance is refused here, not attempted.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.lengths.is_empty() || self.lengths.iter().any(|&l| l > MAX_LENGTH) {
+            return Err(format!(
+                "lengths {:?}: expected 1 to {} lengths of at most {MAX_LENGTH} tokens",
+                self.lengths, MAX_DEPTHS
+            ));
+        }
+        if let Some(d) = &self.depths {
+            if d.is_empty()
+                || d.len() as u64 > MAX_DEPTHS
+                || d.iter().any(|x| !(0.0..=100.0).contains(x))
+            {
+                return Err(format!(
+                    "depths: expected 1 to {MAX_DEPTHS} percents between 0 and 100"
+                ));
+            }
+        }
+        if self.samples == 0 || self.samples > MAX_SAMPLES {
+            return Err(format!(
+                "samples {}: expected 1 to {MAX_SAMPLES}",
+                self.samples
+            ));
+        }
+        if self.reserve > MAX_LENGTH {
+            return Err(format!(
+                "reserve {}: expected at most {MAX_LENGTH}",
+                self.reserve
+            ));
+        }
+        if !valid_split(&self.split) {
+            return Err(format!("split '{}' is not a valid split name", self.split));
+        }
+        if !matches!(self.compression.as_str(), "zstd" | "snappy" | "none") {
+            return Err(format!(
+                "compression '{}': expected zstd, snappy or none",
+                self.compression
+            ));
+        }
+        if self.rows_per_file == Some(0) {
+            return Err("rows_per_file 0: expected a positive number".into());
+        }
+        Ok(())
     }
 
     /// Number of rows one part of the recipe produces.

@@ -63,6 +63,12 @@ pub fn verify(
         m.generator.version
     );
     let r = &m.recipe;
+    r.check().map_err(|e| {
+        usage(format!(
+            "{} holds a recipe gen does not make: {e}",
+            dir.join("manifest.json").display()
+        ))
+    })?;
     let parts = build_parts(&r.options, &r.split)?;
     let task = &parts[0].1;
     let tokenizer = resolve_input(

@@ -404,3 +404,21 @@ fn prediction_files_are_bounded() {
     assert_eq!(res.status.code(), Some(2), "{err}");
     assert!(err.contains("regular"), "{err}");
 }
+
+/// Found by fuzzing: a manifest asking for a 2^40-token instance made verify try to build it.
+/// A recipe read back is checked like a command line, and refused with exit 2.
+#[test]
+fn impossible_recipes_in_a_manifest_are_refused() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let path = Path::new(&out).join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["recipe"]["lengths"] = serde_json::json!([1u64 << 40]);
+    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+    let res = gen(&["verify", &out, "-q"]);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(2), "{err}");
+    assert!(err.contains("recipe gen does not make"), "{err}");
+}
