@@ -189,7 +189,9 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
         dataset_hash: format!("{:032x}", dataset_hash.digest128()),
     };
     manifest.write(&staging.dir)?;
-    std::fs::write(staging.dir.join("README.md"), card(&manifest))?;
+    let card_path = staging.dir.join("README.md");
+    std::fs::write(&card_path, card(&manifest))
+        .with_context(|| format!("cannot write {}", card_path.display()))?;
     staging.commit(&out)?;
     if !quiet {
         eprintln!(

@@ -137,8 +137,8 @@ impl Manifest {
     /// Write `dir/manifest.json`, pretty-printed so datasets diff well in review.
     pub fn write(&self, dir: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)? + "\n";
-        std::fs::write(dir.join("manifest.json"), text)?;
-        Ok(())
+        let path = dir.join("manifest.json");
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
     }
 }
 
