@@ -13,7 +13,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::cli::InputOverrides;
 use crate::generate::{batch_size, cell_at, make_row};
-use crate::manifest::{card, Manifest, NOT_DATA};
+use crate::manifest::{card, FileEntry, Manifest, NOT_DATA};
 use crate::paths;
 use crate::prepare::{prepare_run, BUILTIN_HAYSTACKS};
 use crate::progress::Progress;
@@ -146,18 +146,7 @@ pub fn verify(
     problems.extend(unlisted_files(dir, &m));
     problems.extend(check_card(dir, &m));
     for mirror in &m.mirrors {
-        let path = dir.join(&mirror.path);
-        if !path.exists() {
-            problems.push(format!("missing file {}", mirror.path));
-            continue;
-        }
-        let (bytes, xxh3) = hash_file(&path)?;
-        if bytes != mirror.bytes || xxh3 != mirror.xxh3 {
-            problems.push(format!(
-                "file {} changed: {bytes} bytes, xxh3 {xxh3} (manifest: {} bytes, {})",
-                mirror.path, mirror.bytes, mirror.xxh3
-            ));
-        }
+        check_file(dir, mirror, &mut problems)?;
     }
 
     let threads = threads.unwrap_or_else(crate::prepare::default_threads);
@@ -187,16 +176,8 @@ pub fn verify(
         let mut index = *index_slot;
         *index_slot += file.rows;
         let path = dir.join(&file.path);
-        if !path.exists() {
-            problems.push(format!("missing file {}", file.path));
+        if !check_file(dir, file, &mut problems)? {
             continue;
-        }
-        let (bytes, xxh3) = hash_file(&path)?;
-        if bytes != file.bytes || xxh3 != file.xxh3 {
-            problems.push(format!(
-                "file {} changed: {bytes} bytes, xxh3 {xxh3} (manifest: {} bytes, {})",
-                file.path, file.bytes, file.xxh3
-            ));
         }
         let start = index;
         let read = (|| -> Result<u64> {
@@ -351,4 +332,21 @@ fn check_card(dir: &Path, m: &Manifest) -> Vec<String> {
         ],
         Ok(_) => Vec::new(),
     }
+}
+
+/// A listed file's presence, size and hash against the manifest; false when it is missing.
+fn check_file(dir: &Path, entry: &FileEntry, problems: &mut Vec<String>) -> Result<bool> {
+    let path = dir.join(&entry.path);
+    if !path.exists() {
+        problems.push(format!("missing file {}", entry.path));
+        return Ok(false);
+    }
+    let (bytes, xxh3) = hash_file(&path)?;
+    if bytes != entry.bytes || xxh3 != entry.xxh3 {
+        problems.push(format!(
+            "file {} changed: {bytes} bytes, xxh3 {xxh3} (manifest: {} bytes, {})",
+            entry.path, entry.bytes, entry.xxh3
+        ));
+    }
+    Ok(true)
 }
