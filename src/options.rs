@@ -107,8 +107,13 @@ pub fn posgen(a: &PosgenArgs) -> Result<TaskParams> {
 
 const DIGITS_FORMS: &str = "a digit count like 40 or a range like 1..40";
 
-/// `gen sort`.
+/// `gen sort`; `--items` without a haystack fixes the size, so `--len` would only mislabel it.
 pub fn sort(a: &SortArgs) -> Result<TaskParams> {
+    if a.items.is_some() && !has_haystack(&a.common) && a.common.len.is_some() {
+        return Err(usage(
+            "--len does not apply with --items and no haystack: the list has its own length (drop --items to fill --len, or add --haystack to hide the items in it)",
+        ));
+    }
     Ok(TaskParams::Sort(SortParams {
         words: a.words,
         digits: parse_range(&a.digits, "--digits", DIGITS_FORMS)?,
@@ -120,8 +125,14 @@ pub fn sort(a: &SortArgs) -> Result<TaskParams> {
     }))
 }
 
-/// `gen arith`.
+/// `gen arith`; `--count` belongs to `--op sum`.
 pub fn arith(a: &ArithArgs) -> Result<TaskParams> {
+    if a.count.is_some() && a.op != needlework_generators::tasks::arith::Op::Sum {
+        return Err(usage(format!(
+            "--count does not apply to --op {}: it sets how many numbers --op sum hides",
+            a.op
+        )));
+    }
     Ok(TaskParams::Arith(ArithParams {
         op: a.op,
         digits: parse_range(&a.digits, "--digits", DIGITS_FORMS)?,

@@ -53,6 +53,16 @@ fn recorded_input(given: &str, builtin: bool) -> String {
     }
 }
 
+/// `8-4-4-4-12` hexadecimal digits: the canary form training pipelines filter on.
+fn is_guid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
 /// Worker threads when none are asked for: every core.
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -197,11 +207,19 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         None => default_threads(),
     };
     if let Some(c) = &common.canary {
-        if c.trim().is_empty() || c.contains('\n') {
-            return Err(usage(
-                "invalid --canary: expected a non-empty single-line string",
-            ));
+        if !is_guid(c) {
+            return Err(usage(format!(
+                "invalid --canary '{}': expected a GUID like 8c1f6a2e-3b4d-4e5f-9a0b-1c2d3e4f5a6b (a common word would be found in every input)",
+                c.escape_debug()
+            )));
         }
+    }
+    if common.haystack.as_deref().is_some_and(|h| h != "none") && !task.uses_haystack() {
+        return Err(usage(format!(
+            "--haystack does not apply: {} {} takes no haystack",
+            task.name(),
+            task.variant()
+        )));
     }
 
     let haystack = common.haystack.clone().unwrap_or_else(|| {

@@ -422,3 +422,58 @@ fn impossible_recipes_in_a_manifest_are_refused() {
     assert_eq!(res.status.code(), Some(2), "{err}");
     assert!(err.contains("recipe gen does not make"), "{err}");
 }
+
+/// Item 9 (the refusal half): options that were silently ignored or mislabelled are refused
+/// with exit 2 and one line instead.
+#[test]
+fn options_not_honoured_are_refused() {
+    let t = tmp();
+    let out = out_arg(t.path(), "never");
+    for (args, needle) in [
+        (vec!["niah", "--canary", "the"], "--canary"),
+        (vec!["niah", "--canary", "8c1f6a2e-3b4d-4e5f-9a0b"], "GUID"),
+        (
+            vec!["posgen", "--haystack", "generated"],
+            "--haystack does not apply",
+        ),
+        (
+            vec!["arith", "--op", "add", "--haystack", "noise"],
+            "--haystack does not apply",
+        ),
+        (
+            vec!["arith", "--op", "mul", "--count", "5"],
+            "--count does not apply",
+        ),
+        (
+            vec!["sort", "--items", "5", "--len", "64k"],
+            "--len does not apply",
+        ),
+        (
+            vec!["needlechain", "--order", "shuffled", "--chain", "2"],
+            "--chain 2",
+        ),
+        (
+            vec!["arith", "--op", "sub", "--carries", "max", "--digits", "1"],
+            "--digits",
+        ),
+    ] {
+        assert_refused(&args, &out, needle);
+    }
+    // What is still accepted: a real GUID, hidden sort items under --len, sum with --count.
+    let ok = out_arg(t.path(), "ok");
+    generate(
+        &ok,
+        &[
+            "niah",
+            "--len",
+            "1k",
+            "--canary",
+            "8C1F6A2E-3B4D-4E5F-9A0B-1C2D3E4F5A6B",
+        ],
+    );
+    let ok2 = out_arg(t.path(), "ok2");
+    generate(
+        &ok2,
+        &["sort", "--items", "5", "--haystack", "noise", "--len", "1k"],
+    );
+}

@@ -123,6 +123,15 @@ impl NeedlechainParams {
             Kind::Salary => 1,
             Kind::Kinship => 2,
         };
+        if let (Some(k), Order::Shuffled) = (self.chain, order) {
+            if k < 3 {
+                return Err(ParamError::new(
+                    "chain",
+                    k,
+                    "3 or more facts for the shuffled order (shorter chains only read forward or backward)",
+                ));
+            }
+        }
         if let Some(k) = self.chain {
             if k < min || k > MAX_CHAIN {
                 return Err(ParamError::new(
