@@ -90,11 +90,11 @@ impl ArithParams {
                 "any unless the operation is add or sub",
             ));
         }
-        if op == Op::Sub && carries == Carries::Max && digits.0 < 2 {
+        if op == Op::Sub && carries == Carries::Max && digits.1 < 2 {
             return Err(ParamError::new(
                 "digits",
                 format!("{}..{}", digits.0, digits.1),
-                "at least 2 digits per operand for sub with max carries (a one-digit subtraction never borrows)",
+                "operands of 2 or more digits for sub with max carries (a one-digit subtraction never borrows)",
             ));
         }
         if op == Op::Sum && layout != Layout::Plain {
