@@ -17,6 +17,9 @@ pub const CANARY_NOTICE: &str = "This is evaluation data made by needlework. It 
 /// left out of `verify`.
 pub const NOT_DATA: &[&str] = &["inspect", "lm_eval", "opencompass", "ruler", "scores"];
 
+/// Largest manifest read (one of a million files is a few hundred MiB).
+pub const MAX_MANIFEST_BYTES: u64 = 512 << 20;
+
 /// Identifies manifests written by this tool.
 pub const FORMAT: &str = "needlework-dataset";
 
@@ -116,9 +119,9 @@ impl Manifest {
                 dir.display()
             )));
         }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
+        // A regular file of bounded size: a manifest linked to /dev/zero or a pipe is refused.
+        let bytes = crate::paths::read_input(&path, MAX_MANIFEST_BYTES, "manifest")?;
+        let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
             crate::usage::usage(format!(
                 "{} is not a needlework manifest: {e}",
                 path.display()

@@ -2,7 +2,7 @@
 //!
 //! A recipe must not depend on the machine (no absolute paths, no `--out`), yet `verify` must
 //! find the inputs from any working directory. So a path is recorded relative to the working
-//! directory when the input lies below it, else by its file name; content hashes in the recipe
+//! directory (through `..` when above it), never absolute; content hashes in the recipe
 //! say which bytes were used. `verify` looks for a recorded path where it was given, then below
 //! the dataset directory and each of its ancestors, and accepts an explicit override.
 
@@ -37,8 +37,9 @@ fn portable(path: &Path) -> String {
         .join("/")
 }
 
-/// How a recipe records an input path: relative to the working directory when the input lies
-/// below it, else its file name (no absolute path of this machine); any `:field` suffix kept.
+/// How a recipe records an input path: relative to the working directory (`data/x.txt`, or
+/// `../shared/x.txt` above it), never absolute, so no machine directory is recorded; any
+/// `:field` suffix kept.
 pub fn record(given: &str) -> String {
     let (path, suffix) = split_suffix(given);
     let p = Path::new(path);
@@ -46,13 +47,28 @@ pub fn record(given: &str) -> String {
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .unwrap_or_default();
-    let recorded = match canonical.strip_prefix(&cwd) {
-        Ok(rel) if !rel.as_os_str().is_empty() => portable(rel),
+    let recorded = match relative(&cwd, &canonical) {
+        Some(rel) if !rel.is_empty() => rel,
         _ => canonical
             .file_name()
             .map_or_else(|| portable(p), |n| n.to_string_lossy().into_owned()),
     };
     format!("{recorded}{suffix}")
+}
+
+/// `to` seen from `from` (`../data/x.txt`), both absolute; `None` when they share no root.
+fn relative(from: &Path, to: &Path) -> Option<String> {
+    let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
+    if a.first() != b.first() {
+        return None;
+    }
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
+    parts.extend(b[common..].iter().filter_map(|c| match c {
+        Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+        _ => None,
+    }));
+    Some(parts.join("/"))
 }
 
 /// Where a recorded input is now: the recorded path itself (from the working directory, or
@@ -154,9 +170,17 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("corpus.jsonl");
         std::fs::write(&file, "{}").unwrap();
-        // Outside the working directory: the file name alone.
+        // Outside the working directory: relative, through `..`, never absolute.
         let given = format!("{}:body", file.display());
-        assert_eq!(record(&given), "corpus.jsonl:body");
+        let recorded = record(&given);
+        assert!(
+            recorded.starts_with("../") && recorded.ends_with("/corpus.jsonl:body"),
+            "{recorded}"
+        );
+        assert_eq!(
+            relative(Path::new("/a/b/c"), Path::new("/a/d/e.txt")).unwrap(),
+            "../../d/e.txt"
+        );
         // Inside it: relative, with / separators.
         let here = std::env::current_dir().unwrap();
         let inside = here.join("Cargo.toml");

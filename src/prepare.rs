@@ -14,7 +14,9 @@ use needlework_generators::{
 use crate::cli::CommonArgs;
 use crate::corpus;
 use crate::paths;
-use crate::recipe::{build_parts, derived_canary, valid_split, Recipe, MAX_SAMPLES};
+use crate::recipe::{
+    build_parts, derived_canary, valid_split, Recipe, BUILTIN_HAYSTACKS, MAX_SAMPLES,
+};
 use crate::spec;
 use crate::usage::usage;
 use crate::writer::OutLock;
@@ -39,9 +41,6 @@ pub struct Job {
     /// The lock on `out`, held until the job (and so the generation) is dropped.
     pub _lock: OutLock,
 }
-
-/// Haystack names that are not paths.
-pub const BUILTIN_HAYSTACKS: &[&str] = &["generated", "noise", "needles", "none"];
 
 /// A tokenizer, haystack or template as the recipe records it: a built-in name as given, a
 /// path without this machine's directories ([`paths::record`]).

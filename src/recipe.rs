@@ -4,11 +4,14 @@
 
 use anyhow::Result;
 use needlework_generators::tasks::TaskParams;
-use needlework_generators::Task;
+use needlework_generators::{templates, Task, Tokenizer};
 use serde::{Deserialize, Serialize};
 
 use crate::options::worded;
 use crate::spec::{MAX_DEPTHS, MAX_LENGTH};
+
+/// Haystack names that are not paths.
+pub const BUILTIN_HAYSTACKS: &[&str] = &["generated", "noise", "needles", "none"];
 
 /// Most instances per (length, depth) cell.
 pub const MAX_SAMPLES: u64 = 10_000_000;
@@ -124,8 +127,21 @@ pub fn build_parts(options: &TaskParams, split: &str) -> Result<Vec<(String, Box
 
 /// A GUID derived from the recipe: unique per dataset, yet the same on every rerun so the
 /// files stay byte-identical.
+///
+/// Input paths say where inputs were found, not what they are (their ids and hashes do), so
+/// they are left out: the same inputs reached from another directory give the same canary.
 pub fn derived_canary(recipe: &Recipe) -> String {
-    let json = serde_json::to_string(recipe).unwrap_or_default();
+    let mut r = recipe.clone();
+    if Tokenizer::builtin(&r.tokenizer).is_none() {
+        r.tokenizer.clear();
+    }
+    if !BUILTIN_HAYSTACKS.contains(&r.haystack.as_str()) {
+        r.haystack.clear();
+    }
+    if templates::builtin(r.options.name(), &r.template).is_none() {
+        r.template.clear();
+    }
+    let json = serde_json::to_string(&r).unwrap_or_default();
     let h = xxhash_rust::xxh3::xxh3_128(json.as_bytes());
     needlework_generators::hash::uuid_v4((h >> 64) as u64, h as u64)
 }

@@ -15,9 +15,9 @@ use crate::cli::InputOverrides;
 use crate::generate::{batch_size, cell_at, make_row};
 use crate::manifest::{card, FileEntry, Manifest, NOT_DATA};
 use crate::paths;
-use crate::prepare::{prepare_run, BUILTIN_HAYSTACKS};
+use crate::prepare::prepare_run;
 use crate::progress::Progress;
-use crate::recipe::build_parts;
+use crate::recipe::{build_parts, BUILTIN_HAYSTACKS};
 use crate::schema::from_batch;
 use crate::usage::usage;
 use crate::writer::hash_file;
@@ -143,6 +143,7 @@ pub fn verify(
         ));
     }
 
+    problems.extend(shard_names(&m));
     problems.extend(unlisted_files(dir, &m));
     problems.extend(check_card(dir, &m));
     for mirror in &m.mirrors {
@@ -271,35 +272,37 @@ pub fn verify(
 }
 
 /// Files a loader could read that the manifest does not list: anything but the manifest, the
-/// card, listed files and mirrors, hidden files, and the folders tools write later
-/// ([`NOT_DATA`]). An extra `other/x.parquet` would be picked up by `*/*.parquet`.
+/// card, listed files and mirrors (hidden files included), and, in the folders tools write
+/// later ([`NOT_DATA`]), any data file a glob would still pick up. An extra `other/x.parquet`
+/// would be read by `*/*.parquet`.
 fn unlisted_files(dir: &Path, m: &Manifest) -> Vec<String> {
-    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
+    /// Files a glob loader reads wherever they are, tool folders included.
+    fn is_data(name: &str) -> bool {
+        [".parquet", ".jsonl", ".arrow", ".csv"]
+            .iter()
+            .any(|ext| name.to_ascii_lowercase().ends_with(ext))
+    }
+    fn walk(dir: &Path, rel: &str, tool: bool, out: &mut Vec<String>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
-                continue;
-            }
             let path = if rel.is_empty() {
                 name.clone()
             } else {
                 format!("{rel}/{name}")
             };
-            if rel.is_empty() && NOT_DATA.contains(&name.as_str()) {
-                continue;
-            }
-            if e.path().is_dir() {
-                walk(&e.path(), &path, out);
-            } else {
+            let tool = tool || (rel.is_empty() && NOT_DATA.contains(&name.as_str()));
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&e.path(), &path, tool, out);
+            } else if !tool || is_data(&name) {
                 out.push(path);
             }
         }
     }
     let mut found = Vec::new();
-    walk(dir, "", &mut found);
+    walk(dir, "", false, &mut found);
     found.sort();
     let listed: BTreeSet<&str> = m
         .files
@@ -324,8 +327,11 @@ fn check_card(dir: &Path, m: &Manifest) -> Vec<String> {
         Some(&rest[..end])
     }
     let expected = card(m);
-    match std::fs::read_to_string(dir.join("README.md")) {
-        Err(_) => vec!["missing file README.md (the dataset card)".to_string()],
+    let text = crate::paths::read_input(&dir.join("README.md"), 64 << 20, "dataset card")
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok());
+    match text.ok_or(()) {
+        Err(_) => vec!["missing or unreadable file README.md (the dataset card)".to_string()],
         Ok(text) if front_matter(&text) != front_matter(&expected) => vec![
             "README.md front matter differs from the configs the manifest makes (loaders read it)"
                 .to_string(),
@@ -341,6 +347,10 @@ fn check_file(dir: &Path, entry: &FileEntry, problems: &mut Vec<String>) -> Resu
         problems.push(format!("missing file {}", entry.path));
         return Ok(false);
     }
+    if !path.metadata().is_ok_and(|m| m.is_file()) {
+        problems.push(format!("file {} is not a regular file", entry.path));
+        return Ok(false);
+    }
     let (bytes, xxh3) = hash_file(&path)?;
     if bytes != entry.bytes || xxh3 != entry.xxh3 {
         problems.push(format!(
@@ -349,4 +359,32 @@ fn check_file(dir: &Path, entry: &FileEntry, problems: &mut Vec<String>) -> Resu
         ));
     }
     Ok(true)
+}
+
+/// Shards must be listed in order under the names their position gives them
+/// (`config/split-0000k-of-0000n.parquet`): loaders read them in name order, and rows are in
+/// (length, depth, sample) order only if the names follow the manifest.
+fn shard_names(m: &Manifest) -> Vec<String> {
+    let mut groups: Vec<((&str, &str), Vec<&FileEntry>)> = Vec::new();
+    for f in &m.files {
+        let key = (f.config.as_str(), f.split.as_str());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(f),
+            None => groups.push((key, vec![f])),
+        }
+    }
+    let mut problems = Vec::new();
+    for ((config, split), files) in groups {
+        let n = files.len();
+        for (k, f) in files.iter().enumerate() {
+            let expected = format!("{config}/{split}-{k:05}-of-{n:05}.parquet");
+            if f.path != expected {
+                problems.push(format!(
+                    "file {} is listed where {expected} belongs (shards out of order or renamed)",
+                    f.path
+                ));
+            }
+        }
+    }
+    problems
 }

@@ -129,11 +129,20 @@ fn every_file_a_loader_reads_is_checked() {
     let out = out_arg(t.path(), "d");
     generate(&out, &["niah", "--len", "1k", "--depths", "2", "--jsonl"]);
     let dir = Path::new(&out);
-    // Tool folders are left out.
+    // Tool folders are left out, except data files a glob would still read.
     for tool in ["lm_eval", "inspect", "opencompass", "ruler", "scores"] {
-        std::fs::create_dir_all(dir.join(tool)).unwrap();
-        std::fs::write(dir.join(tool).join("x.parquet"), "not data").unwrap();
+        std::fs::create_dir_all(dir.join(tool).join("sub")).unwrap();
+        std::fs::write(dir.join(tool).join("task.yaml"), "not data").unwrap();
+        std::fs::write(dir.join(tool).join("sub/scores.json"), "{}").unwrap();
     }
+    assert_verifies(&out);
+    std::fs::write(dir.join("scores/x.parquet"), "data?").unwrap();
+    assert_verify_fails(&out, "unexpected file scores/x.parquet");
+    std::fs::remove_file(dir.join("scores/x.parquet")).unwrap();
+    // Hidden files are files too (DuckDB's */*.parquet matches them).
+    std::fs::write(dir.join("niah_single/.x.parquet"), "data?").unwrap();
+    assert_verify_fails(&out, "unexpected file niah_single/.x.parquet");
+    std::fs::remove_file(dir.join("niah_single/.x.parquet")).unwrap();
     assert_verifies(&out);
     let mirror = dir.join("niah_single/test-00000-of-00001.jsonl");
     let original = std::fs::read_to_string(&mirror).unwrap();
@@ -476,4 +485,105 @@ fn options_not_honoured_are_refused() {
         &ok2,
         &["sort", "--items", "5", "--haystack", "noise", "--len", "1k"],
     );
+}
+
+/// Found by the adversarial review: shards swapped together with their manifest entries, and
+/// special files standing in for dataset files.
+#[test]
+fn shard_order_and_special_files_are_checked() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(
+        &out,
+        &[
+            "niah",
+            "--len",
+            "1k",
+            "--depths",
+            "2",
+            "--samples",
+            "2",
+            "--rows-per-file",
+            "2",
+        ],
+    );
+    let dir = Path::new(&out);
+    let path = dir.join("manifest.json");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let files = m["files"].as_array_mut().unwrap();
+    assert_eq!(files.len(), 2);
+    files.swap(0, 1);
+    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+    let a = dir.join("niah_single/test-00000-of-00002.parquet");
+    let b = dir.join("niah_single/test-00001-of-00002.parquet");
+    let (ba, bb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    std::fs::write(&a, &bb).unwrap();
+    std::fs::write(&b, &ba).unwrap();
+    assert_verify_fails(
+        &out,
+        "listed where niah_single/test-00000-of-00002.parquet belongs",
+    );
+    std::fs::write(&a, &ba).unwrap();
+    std::fs::write(&b, &bb).unwrap();
+    std::fs::write(&path, &original).unwrap();
+    assert_verifies(&out);
+    #[cfg(unix)]
+    if Path::new("/dev/zero").exists() {
+        std::fs::rename(&path, dir.join("manifest.bak")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let res = gen(&["verify", &out, "-q"]);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert_eq!(res.status.code(), Some(2), "{err}");
+        assert!(err.contains("not a regular file"), "{err}");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::rename(dir.join("manifest.bak"), &path).unwrap();
+        std::fs::rename(&a, dir.join("a.bak")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &a).unwrap();
+        assert_verify_fails(&out, "is not a regular file");
+    }
+}
+
+/// Found by the adversarial review: the canary came from the recorded path strings, so the same
+/// inputs reached from another working directory gave different files.
+#[test]
+fn the_canary_does_not_depend_on_how_paths_are_spelled() {
+    let t = tmp();
+    let project = t.path().join("p");
+    std::fs::create_dir_all(project.join("w")).unwrap();
+    std::fs::copy(fixture("corpus/rivers.txt"), project.join("w/rivers.txt")).unwrap();
+    let run = |cwd: &Path, haystack: &str, out: &str| {
+        let res = Command::new(GEN)
+            .current_dir(cwd)
+            .args([
+                "niah",
+                "--len",
+                "1k",
+                "--haystack",
+                haystack,
+                "--out",
+                out,
+                "-q",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            res.status.success(),
+            "{}",
+            String::from_utf8_lossy(&res.stderr)
+        );
+    };
+    let (x1, x2) = (out_arg(t.path(), "x1"), out_arg(t.path(), "x2"));
+    run(&project.join("w"), "rivers.txt", &x1);
+    run(&project, "w/rivers.txt", &x2);
+    let parquet = "niah_single/test-00000-of-00001.parquet";
+    assert_eq!(
+        std::fs::read(Path::new(&x1).join(parquet)).unwrap(),
+        std::fs::read(Path::new(&x2).join(parquet)).unwrap()
+    );
+    // Recorded relative to where each run started, so verify is told where the corpus is.
+    let corpus = project.join("w/rivers.txt").display().to_string();
+    for x in [&x1, &x2] {
+        assert!(gen(&["verify", x, "-q", "--haystack", &corpus]).status.success());
+    }
 }
