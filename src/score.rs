@@ -229,7 +229,13 @@ fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     let reader = BufReader::new(std::io::Read::take(file, MAX_PREDICTION_BYTES));
     for (n, line) in reader.lines().enumerate() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+        let line = line.map_err(|e| {
+            usage(format!(
+                "invalid --predictions {} line {}: {e} (expected UTF-8 JSON Lines)",
+                path.display(),
+                n + 1
+            ))
+        })?;
         if line.trim().is_empty() {
             continue;
         }

@@ -35,7 +35,21 @@ fn resolve_input(
         return Ok(recorded.to_string());
     }
     if let Some(path) = given {
-        return Ok(path.clone());
+        // `--haystack moved.jsonl` for a recorded `corpus.jsonl:body` keeps the field.
+        let suffix = recorded
+            .rsplit_once(':')
+            .filter(|(p, f)| {
+                !f.is_empty()
+                    && (p.ends_with(".jsonl") || p.ends_with(".ndjson") || p.ends_with(".parquet"))
+            })
+            .map(|(_, f)| format!(":{f}"));
+        let has_own = path.rsplit_once(':').is_some_and(|(p, _)| {
+            p.ends_with(".jsonl") || p.ends_with(".ndjson") || p.ends_with(".parquet")
+        });
+        return Ok(match suffix {
+            Some(s) if !has_own => format!("{path}{s}"),
+            _ => path.clone(),
+        });
     }
     paths::locate(recorded, dir).ok_or_else(|| {
         usage(format!(
@@ -55,13 +69,15 @@ pub fn verify(
     let m = Manifest::read(dir)?;
     let mut problems: Vec<String> = Vec::new();
     let ours = needlework_generators::FORMAT_VERSION;
-    anyhow::ensure!(
-        m.generator.format_version == ours,
-        "{} was made with needlework format {}, this gen makes format {ours}: use needlework {}",
-        dir.display(),
-        m.generator.format_version,
-        m.generator.version
-    );
+    if m.generator.format_version != ours {
+        // Not a mismatch of this format's rows: another format, named, exit 2.
+        return Err(usage(format!(
+            "{} was made with needlework format {}, this gen makes format {ours}: use needlework {}",
+            dir.display(),
+            m.generator.format_version,
+            m.generator.version
+        )));
+    }
     let r = &m.recipe;
     r.check().map_err(|e| {
         usage(format!(

@@ -584,6 +584,38 @@ fn the_canary_does_not_depend_on_how_paths_are_spelled() {
     // Recorded relative to where each run started, so verify is told where the corpus is.
     let corpus = project.join("w/rivers.txt").display().to_string();
     for x in [&x1, &x2] {
-        assert!(gen(&["verify", x, "-q", "--haystack", &corpus]).status.success());
+        assert!(gen(&["verify", x, "-q", "--haystack", &corpus])
+            .status
+            .success());
     }
+}
+
+/// Found by the adversarial review: an override without the recorded `:field` lost the field,
+/// and a dataset of another format exited 1 as if tampered with (it is named, exit 2).
+#[test]
+fn overrides_keep_the_field_and_other_formats_are_named() {
+    let t = tmp();
+    let corpus = t.path().join("c.jsonl");
+    std::fs::copy(fixture("corpus.jsonl"), &corpus).unwrap();
+    let out = out_arg(t.path(), "d");
+    let haystack = format!("{}:body", corpus.display());
+    generate(&out, &["niah", "--len", "1k", "--haystack", &haystack]);
+    let moved = t.path().join("moved.jsonl");
+    std::fs::rename(&corpus, &moved).unwrap();
+    let m = moved.display().to_string();
+    let res = gen(&["verify", &out, "-q", "--haystack", &m]);
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let path = Path::new(&out).join("manifest.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["generator"]["format_version"] = serde_json::json!(99);
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    let res = gen(&["verify", &out, "-q", "--haystack", &m]);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(2), "{err}");
+    assert!(err.contains("format 99"), "{err}");
 }
