@@ -14,7 +14,7 @@ const FORMS: &str =
 
 /// Read the documents a `--haystack` path names, in a fixed order.
 pub fn read_documents(spec: &str) -> Result<Vec<String>> {
-    let (path, field) = split_field(spec);
+    let (path, field) = paths::split_field(spec);
     let p = Path::new(path);
     if !p.exists() {
         return Err(usage(format!(
@@ -44,19 +44,6 @@ pub fn read_documents(spec: &str) -> Result<Vec<String>> {
     } else {
         Ok(vec![read_text(p)?])
     }
-}
-
-/// `file.jsonl:field` → (`file.jsonl`, Some(`field`)); anything else unchanged.
-fn split_field(spec: &str) -> (&str, Option<&str>) {
-    if let Some((path, field)) = spec.rsplit_once(':') {
-        let lower = path.to_ascii_lowercase();
-        if (lower.ends_with(".jsonl") || lower.ends_with(".ndjson") || lower.ends_with(".parquet"))
-            && !field.is_empty()
-        {
-            return (path, Some(field));
-        }
-    }
-    (spec, None)
 }
 
 fn collect_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
@@ -144,17 +131,4 @@ fn read_parquet(path: &Path, column: &str) -> Result<Vec<String>> {
         docs.extend(text.iter().flatten().map(str::to_string));
     }
     Ok(docs)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn field_suffixes() {
-        assert_eq!(split_field("a.jsonl:body"), ("a.jsonl", Some("body")));
-        assert_eq!(split_field("a.parquet:text"), ("a.parquet", Some("text")));
-        assert_eq!(split_field("C:/x.txt"), ("C:/x.txt", None));
-        assert_eq!(split_field("a.jsonl"), ("a.jsonl", None));
-    }
 }

@@ -10,20 +10,23 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::usage::usage;
 
-/// Split a `file.jsonl:field` / `file.parquet:column` suffix off an input path.
-fn split_suffix(given: &str) -> (&str, &str) {
-    if let Some(i) = given.rfind(':') {
-        let (path, suffix) = given.split_at(i);
+/// `file.jsonl:field` → (`file.jsonl`, Some(`field`)); anything else unchanged. The one place
+/// the `:field` / `:column` suffix of a corpus path is recognised.
+pub fn split_field(spec: &str) -> (&str, Option<&str>) {
+    if let Some((path, field)) = spec.rsplit_once(':') {
         let lower = path.to_ascii_lowercase();
-        if suffix.len() > 1
-            && (lower.ends_with(".jsonl")
-                || lower.ends_with(".ndjson")
-                || lower.ends_with(".parquet"))
+        if (lower.ends_with(".jsonl") || lower.ends_with(".ndjson") || lower.ends_with(".parquet"))
+            && !field.is_empty()
         {
-            return (path, suffix);
+            return (path, Some(field));
         }
     }
-    (given, "")
+    (spec, None)
+}
+
+/// The suffix to append back: `:field`, or nothing.
+fn suffix(field: Option<&str>) -> String {
+    field.map(|f| format!(":{f}")).unwrap_or_default()
 }
 
 /// `a/b` with `/` separators, whatever the platform.
@@ -41,7 +44,8 @@ fn portable(path: &Path) -> String {
 /// `../shared/x.txt` above it), never absolute, so no machine directory is recorded; any
 /// `:field` suffix kept.
 pub fn record(given: &str) -> String {
-    let (path, suffix) = split_suffix(given);
+    let (path, field) = split_field(given);
+    let suffix = suffix(field);
     let p = Path::new(path);
     let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let cwd = std::env::current_dir()
@@ -75,7 +79,8 @@ fn relative(from: &Path, to: &Path) -> Option<String> {
 /// absolute in datasets made before paths were recorded portably), else the same relative path
 /// below the dataset directory or any of its ancestors. `None` when it is nowhere.
 pub fn locate(recorded: &str, dataset: &Path) -> Option<String> {
-    let (path, suffix) = split_suffix(recorded);
+    let (path, field) = split_field(recorded);
+    let suffix = suffix(field);
     if Path::new(path).exists() {
         return Some(recorded.to_string());
     }
@@ -158,11 +163,12 @@ mod tests {
     }
 
     #[test]
-    fn suffixes_are_kept_apart_from_paths() {
-        assert_eq!(split_suffix("a/b.jsonl:body"), ("a/b.jsonl", ":body"));
-        assert_eq!(split_suffix("x.parquet:text"), ("x.parquet", ":text"));
-        assert_eq!(split_suffix("notes.txt"), ("notes.txt", ""));
-        assert_eq!(split_suffix("C:dir"), ("C:dir", ""));
+    fn field_suffixes() {
+        assert_eq!(split_field("a.jsonl:body"), ("a.jsonl", Some("body")));
+        assert_eq!(split_field("a.parquet:text"), ("a.parquet", Some("text")));
+        assert_eq!(split_field("C:/x.txt"), ("C:/x.txt", None));
+        assert_eq!(split_field("a.jsonl"), ("a.jsonl", None));
+        assert_eq!(split_field("C:dir"), ("C:dir", None));
     }
 
     #[test]

@@ -36,20 +36,12 @@ fn resolve_input(
     }
     if let Some(path) = given {
         // `--haystack moved.jsonl` for a recorded `corpus.jsonl:body` keeps the field.
-        let suffix = recorded
-            .rsplit_once(':')
-            .filter(|(p, f)| {
-                !f.is_empty()
-                    && (p.ends_with(".jsonl") || p.ends_with(".ndjson") || p.ends_with(".parquet"))
-            })
-            .map(|(_, f)| format!(":{f}"));
-        let has_own = path.rsplit_once(':').is_some_and(|(p, _)| {
-            p.ends_with(".jsonl") || p.ends_with(".ndjson") || p.ends_with(".parquet")
-        });
-        return Ok(match suffix {
-            Some(s) if !has_own => format!("{path}{s}"),
-            _ => path.clone(),
-        });
+        return Ok(
+            match (paths::split_field(path), paths::split_field(recorded)) {
+                ((_, None), (_, Some(field))) => format!("{path}:{field}"),
+                _ => path.clone(),
+            },
+        );
     }
     paths::locate(recorded, dir).ok_or_else(|| {
         usage(format!(
