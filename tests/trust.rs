@@ -32,6 +32,27 @@ fn assert_verify_fails(dir: &str, needle: &str) {
     );
 }
 
+/// `gen ARGS` is refused as bad input: exit 2, and the one line says `needle`.
+fn assert_exit_2(args: &[&str], needle: &str) {
+    let out = gen(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected '{needle}' in {err}"
+    );
+}
+
+/// Rewrite a dataset's manifest.json through `edit`.
+fn edit_manifest(dir: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = Path::new(dir).join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut m);
+    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+}
+
 /// Item 1: floats read back from manifest.json were one ulp off, so `--depths 20` (and many
 /// other grids, decimal depths and fact windows) failed verify on untouched data.
 #[test]
@@ -227,13 +248,8 @@ fn verify_finds_inputs_from_anywhere() {
     assert_verifies(&ds);
     // The corpus moved: named, and an override is accepted (and checked).
     std::fs::rename(project.join("data/rivers.txt"), t.path().join("moved.txt")).unwrap();
-    let out = gen(&["verify", &ds, "-q"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("data/rivers.txt") && err.contains("--haystack"),
-        "{err}"
-    );
+    assert_exit_2(&["verify", &ds, "-q"], "'data/rivers.txt'");
+    assert_exit_2(&["verify", &ds, "-q"], "pass --haystack PATH");
     let moved = t.path().join("moved.txt").display().to_string();
     assert!(gen(&["verify", &ds, "-q", "--haystack", &moved])
         .status
@@ -408,10 +424,10 @@ fn prediction_files_are_bounded() {
     let t = tmp();
     let out = out_arg(t.path(), "d");
     generate(&out, &["niah", "--len", "1k"]);
-    let res = gen(&["score", &out, "--predictions", "/dev/zero", "-q"]);
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert_eq!(res.status.code(), Some(2), "{err}");
-    assert!(err.contains("regular"), "{err}");
+    assert_exit_2(
+        &["score", &out, "--predictions", "/dev/zero", "-q"],
+        "regular",
+    );
 }
 
 /// Found by fuzzing: a manifest asking for a 2^40-token instance made verify try to build it.
@@ -421,15 +437,10 @@ fn impossible_recipes_in_a_manifest_are_refused() {
     let t = tmp();
     let out = out_arg(t.path(), "d");
     generate(&out, &["niah", "--len", "1k"]);
-    let path = Path::new(&out).join("manifest.json");
-    let mut m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    m["recipe"]["lengths"] = serde_json::json!([1u64 << 40]);
-    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
-    let res = gen(&["verify", &out, "-q"]);
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert_eq!(res.status.code(), Some(2), "{err}");
-    assert!(err.contains("recipe gen does not make"), "{err}");
+    edit_manifest(&out, |m| {
+        m["recipe"]["lengths"] = serde_json::json!([1u64 << 40])
+    });
+    assert_exit_2(&["verify", &out, "-q"], "recipe gen does not make");
 }
 
 /// Item 9 (the refusal half): options that were silently ignored or mislabelled are refused
@@ -510,11 +521,11 @@ fn shard_order_and_special_files_are_checked() {
     let dir = Path::new(&out);
     let path = dir.join("manifest.json");
     let original = std::fs::read_to_string(&path).unwrap();
-    let mut m: serde_json::Value = serde_json::from_str(&original).unwrap();
-    let files = m["files"].as_array_mut().unwrap();
-    assert_eq!(files.len(), 2);
-    files.swap(0, 1);
-    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+    edit_manifest(&out, |m| {
+        let files = m["files"].as_array_mut().unwrap();
+        assert_eq!(files.len(), 2);
+        files.swap(0, 1);
+    });
     let a = dir.join("niah_single/test-00000-of-00002.parquet");
     let b = dir.join("niah_single/test-00001-of-00002.parquet");
     let (ba, bb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
@@ -532,10 +543,7 @@ fn shard_order_and_special_files_are_checked() {
     if Path::new("/dev/zero").exists() {
         std::fs::rename(&path, dir.join("manifest.bak")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
-        let res = gen(&["verify", &out, "-q"]);
-        let err = String::from_utf8_lossy(&res.stderr);
-        assert_eq!(res.status.code(), Some(2), "{err}");
-        assert!(err.contains("not a regular file"), "{err}");
+        assert_exit_2(&["verify", &out, "-q"], "not a regular file");
         std::fs::remove_file(&path).unwrap();
         std::fs::rename(dir.join("manifest.bak"), &path).unwrap();
         std::fs::rename(&a, dir.join("a.bak")).unwrap();
@@ -609,13 +617,8 @@ fn overrides_keep_the_field_and_other_formats_are_named() {
         "{}",
         String::from_utf8_lossy(&res.stderr)
     );
-    let path = Path::new(&out).join("manifest.json");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    v["generator"]["format_version"] = serde_json::json!(99);
-    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
-    let res = gen(&["verify", &out, "-q", "--haystack", &m]);
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert_eq!(res.status.code(), Some(2), "{err}");
-    assert!(err.contains("format 99"), "{err}");
+    edit_manifest(&out, |v| {
+        v["generator"]["format_version"] = serde_json::json!(99)
+    });
+    assert_exit_2(&["verify", &out, "-q", "--haystack", &m], "format 99");
 }
