@@ -1,6 +1,7 @@
 //! Randomized round trip: many random recipes (task, variant, lengths, depths, seed, tokenizer,
-//! haystack), each generated, verified, and length-checked, so the next float, placement or
-//! path bug is found by a test rather than a user.
+//! haystack), each generated, verified, and length-checked, and every fourth made again from
+//! another working directory with one thread and compared byte for byte, so the next float,
+//! placement, path or determinism bug is found by a test rather than a user.
 //!
 //! `NEEDLEWORK_ROUNDTRIP_SEED` picks the recipes (printed, so a failure can be replayed),
 //! `NEEDLEWORK_ROUNDTRIP_RECIPES` how many, and `NEEDLEWORK_ROUNDTRIP_KEEP=DIR` keeps every
@@ -270,6 +271,34 @@ fn random_recipes_round_trip() {
             args.join(" ")
         );
         made += 1;
+        if k % 4 == 0 {
+            // The same recipe from another working directory with one thread: every Parquet
+            // file byte-identical (paths are spelled differently; the canary must not care).
+            let again = t.path().join(format!("again{k:03}"));
+            let res = std::process::Command::new(GEN)
+                .current_dir(t.path())
+                .args(&args)
+                .args(["--threads", "1", "--out"])
+                .arg(&again)
+                .arg("-q")
+                .output()
+                .unwrap();
+            assert!(
+                res.status.success(),
+                "recipe {k} again: {}",
+                String::from_utf8_lossy(&res.stderr)
+            );
+            let (a, b) = (parquet_files(Path::new(&out)), parquet_files(&again));
+            assert_eq!(a.len(), b.len(), "recipe {k}");
+            for (fa, fb) in a.iter().zip(&b) {
+                assert!(
+                    std::fs::read(fa).unwrap() == std::fs::read(fb).unwrap(),
+                    "recipe {k}: gen {} differs from another directory with --threads 1: {}",
+                    args.join(" "),
+                    fa.display()
+                );
+            }
+        }
         let v = gen(&["verify", &out, "-q"]);
         assert!(
             v.status.success(),
