@@ -5,7 +5,7 @@ use std::sync::mpsc::sync_channel;
 
 use anyhow::{Context, Result};
 use needlework_generators::hash::{content_hash, Provenance};
-use needlework_generators::{canonical_json, Cell, Run, Task};
+use needlework_generators::{canonical_json, Cell, GenError, Run, Task};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -14,6 +14,7 @@ use crate::prepare::Job;
 use crate::progress::Progress;
 use crate::recipe::{canonical_command, Recipe};
 use crate::schema::Row;
+use crate::usage::usage;
 use crate::writer::{ShardWriter, Staging};
 
 /// The cell of row `i`: rows are ordered by (length, depth, sample).
@@ -31,14 +32,23 @@ pub fn cell_at(recipe: &Recipe, i: u64) -> Cell {
 
 /// Generate the row at `cell`, with its identity.
 pub fn make_row(task: &dyn Task, run: &Run, recipe: &Recipe, cell: &Cell) -> Result<Row> {
-    let instance = task.generate(run, cell).with_context(|| {
-        format!(
+    let instance = task.generate(run, cell).map_err(|e| {
+        let at = format!(
             "generating {} at length {}, depth {:?}, sample {}",
             task.name(),
             cell.length,
             cell.depth,
             cell.sample
-        )
+        );
+        match e {
+            // What the user asked for (a corpus, a length, a parameter) cannot make this
+            // instance: bad input, exit 2.
+            GenError::BadCorpus(_)
+            | GenError::BadParams(_)
+            | GenError::Param(_)
+            | GenError::TooShort { .. } => usage(format!("{at}: {e}")),
+            e => anyhow::Error::new(e).context(at),
+        }
     })?;
     let params = canonical_json(&task.params());
     let provenance = Provenance {

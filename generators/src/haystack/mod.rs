@@ -6,6 +6,7 @@
 //! grammar, splitting and counting a corpus) happens once per run in [`Haystack::prepare`].
 
 pub mod prose;
+pub mod screen;
 pub mod sentences;
 
 use std::borrow::Cow;
@@ -16,6 +17,7 @@ use crate::rng::Rng;
 use crate::tokenizer::{Tokenizer, TokenizerError};
 use crate::GenError;
 use prose::{Prose, ProseState};
+pub use screen::Screen;
 
 /// Separator between a sentence and the one before it.
 pub const SPACE: &str = " ";
@@ -101,8 +103,19 @@ impl Corpus {
             doc_starts.push(sentences.len());
             for para in paragraphs {
                 for (i, s) in para.into_iter().enumerate() {
-                    let sep = if i == 0 { PARAGRAPH } else { SPACE };
-                    sentences.push((sep.len(), format!("{sep}{s}")));
+                    for (k, piece) in sentences::split_long(&s, sentences::MAX_UNIT_BYTES)
+                        .into_iter()
+                        .enumerate()
+                    {
+                        // A piece cut inside a word joins its neighbour with no separator.
+                        let sep = match (i, k) {
+                            (0, 0) => PARAGRAPH,
+                            (_, 0) => SPACE,
+                            _ if piece.after_space => SPACE,
+                            _ => "",
+                        };
+                        sentences.push((sep.len(), format!("{sep}{}", piece.text)));
+                    }
                 }
             }
         }
@@ -314,8 +327,18 @@ impl Haystack {
             buffer: VecDeque::new(),
             batch: FIRST_BATCH,
             zero_run: 0,
+            screen: Screen::default(),
+            screened: 0,
+            paragraph_pending: false,
         })
     }
+}
+
+/// The error when a haystack has no usable unit left for an instance.
+fn screened_out(name: &str, run: usize) -> GenError {
+    GenError::BadCorpus(format!(
+        "haystack '{name}' is unusable for this instance: {run} sentences in a row mention its needles' keys, values or names, and sentences that could compete with a needle are left out"
+    ))
 }
 
 fn noise_corpus() -> Arc<Corpus> {
@@ -356,17 +379,41 @@ pub struct UnitStream<'a> {
     tok: &'a Tokenizer,
     first: bool,
     join_ratio: f64,
-    buffer: VecDeque<Unit<'a>>,
+    /// Counted units not yet handed out, each with the number of units screened out just
+    /// before it.
+    buffer: VecDeque<(Unit<'a>, usize)>,
     batch: usize,
     /// Units in a row that counted no tokens: fitting adds units until the count grows, so a
     /// tokenizer that counts nothing for this text must end in an error, not an endless loop.
     zero_run: usize,
+    /// Terms this instance's units must not mention.
+    screen: Screen,
+    /// Units dropped by the screen before the units handed out so far.
+    screened: usize,
+    /// A dropped unit opened a paragraph: the next kept unit opens it instead.
+    paragraph_pending: bool,
 }
+
+/// Units in a row the screen may drop before the haystack is refused as unusable for an
+/// instance (a corpus that mentions a needle's key in nearly every sentence).
+const MAX_SCREENED_RUN: usize = 10_000;
 
 /// Units in a row that may count no tokens before the haystack is refused as unmeasurable.
 const MAX_ZERO_UNITS: usize = 10_000;
 
 impl<'a> UnitStream<'a> {
+    /// Drop every unit that mentions a term of `screen`, so no haystack sentence competes with
+    /// the instance's needles. Distractor haystacks are made by the task and are not screened.
+    pub fn with_screen(mut self, screen: Screen) -> Self {
+        self.screen = screen;
+        self
+    }
+
+    /// Units dropped by the screen among those read so far (recorded per row).
+    pub fn screened_units(&self) -> usize {
+        self.screened
+    }
+
     /// Joined tokens per unit-counted token, measured for this haystack and tokenizer.
     pub fn join_ratio(&self) -> f64 {
         self.join_ratio
@@ -399,16 +446,44 @@ impl<'a> UnitStream<'a> {
                 let end = c.doc_starts.get(d + 1).copied().unwrap_or(c.len());
                 *next = start + self.rng.index(end - start);
             }
-            let i = *next % corpus.tokens.len();
-            *next = i + 1;
-            return Ok(corpus.unit(i));
+            let len = corpus.tokens.len();
+            let mut run = 0usize;
+            loop {
+                let i = *next % len;
+                *next = i + 1;
+                let unit = corpus.unit(i);
+                if !self.screen.conflicts(&unit.text) {
+                    return self.keep_corpus_unit(unit);
+                }
+                self.screened += 1;
+                self.paragraph_pending |= &unit.text[..unit.sep_len] == PARAGRAPH;
+                run += 1;
+                if run >= len.min(MAX_SCREENED_RUN) {
+                    return Err(screened_out(corpus.corpus.name.as_str(), run));
+                }
+            }
         }
         if self.buffer.is_empty() {
             self.refill()?;
         }
-        self.buffer
+        let (unit, screened) = self
+            .buffer
             .pop_front()
-            .ok_or_else(|| GenError::Internal("empty unit batch".into()))
+            .ok_or_else(|| GenError::Internal("empty unit batch".into()))?;
+        self.screened += screened;
+        Ok(unit)
+    }
+
+    /// A corpus unit that passed the screen, opening a paragraph if a dropped one did.
+    fn keep_corpus_unit(&mut self, unit: Unit<'a>) -> Result<Unit<'a>, GenError> {
+        if !std::mem::take(&mut self.paragraph_pending) || &unit.text[..unit.sep_len] == PARAGRAPH {
+            return Ok(unit);
+        }
+        Ok(Unit::counted(
+            PARAGRAPH,
+            &unit.text[unit.sep_len..],
+            self.tok,
+        )?)
     }
 
     /// Make the next batch of generated units and count them in one pass.
@@ -418,18 +493,36 @@ impl<'a> UnitStream<'a> {
         self.batch = (size * 2).min(COUNT_BATCH);
         let mut starts = Vec::with_capacity(size);
         let mut seps = Vec::with_capacity(size);
+        let mut skipped = Vec::with_capacity(size);
         for _ in 0..size {
-            let first = std::mem::replace(&mut self.first, false);
-            let (sep, sentence) = match &mut self.source {
-                Source::Prose { prose, state } => {
-                    let (sentence, new_par) = prose.next_sentence(state, &mut self.rng);
-                    (if new_par && !first { PARAGRAPH } else { SPACE }, sentence)
+            let mut run = 0usize;
+            let (new_par, sentence) = loop {
+                let (sentence, new_par) = match &mut self.source {
+                    Source::Prose { prose, state } => prose.next_sentence(state, &mut self.rng),
+                    Source::Distractors { make, .. } => (make(&mut self.rng), false),
+                    Source::Cyclic { .. } => {
+                        unreachable!("corpus units are counted once per run")
+                    }
+                };
+                let screened =
+                    matches!(self.source, Source::Prose { .. }) && self.screen.conflicts(&sentence);
+                if !screened {
+                    break (
+                        new_par || std::mem::take(&mut self.paragraph_pending),
+                        sentence,
+                    );
                 }
-                Source::Distractors { make, .. } => (SPACE, make(&mut self.rng)),
-                Source::Cyclic { .. } => unreachable!("corpus units are counted once per run"),
+                self.paragraph_pending |= new_par;
+                run += 1;
+                if run >= MAX_SCREENED_RUN {
+                    return Err(screened_out("generated", run));
+                }
             };
+            let first = std::mem::replace(&mut self.first, false);
+            let sep = if new_par && !first { PARAGRAPH } else { SPACE };
             starts.push(joined.len());
             seps.push(sep.len());
+            skipped.push(run);
             joined.push_str(sep);
             joined.push_str(&sentence);
         }
@@ -437,11 +530,12 @@ impl<'a> UnitStream<'a> {
         for k in 0..starts.len() {
             let end = starts.get(k + 1).copied().unwrap_or(joined.len());
             let tokens = offsets.get(k + 1).copied().unwrap_or(total) - offsets[k];
-            self.buffer.push_back(Unit {
+            let unit = Unit {
                 text: Cow::Owned(joined[starts[k]..end].to_string()),
                 sep_len: seps[k],
                 tokens,
-            });
+            };
+            self.buffer.push_back((unit, skipped[k]));
         }
         Ok(())
     }

@@ -85,6 +85,83 @@ fn is_abbreviation(before: &str) -> bool {
     ABBREVIATIONS.contains(&lower.as_str())
 }
 
+/// Longest unit, in bytes, a corpus sentence is kept as. Needles go only between units, so a
+/// depth can miss its request by up to one unit: a 5 MB "sentence" (a log line, a table, a
+/// text without full stops) would make depth labels meaningless. Longer sentences are cut at
+/// clause boundaries, then at spaces, then (text without spaces) at character boundaries.
+pub const MAX_UNIT_BYTES: usize = 500;
+
+/// One piece of a sentence cut by [`split_long`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece<'a> {
+    /// The text of the piece, without the space before it.
+    pub text: &'a str,
+    /// Whether a space stood before it in the sentence (false for the first piece and for a
+    /// cut inside a word).
+    pub after_space: bool,
+}
+
+/// Cut `sentence` (whitespace already collapsed) into pieces of at most `max` bytes: at the
+/// last clause boundary (`, ; : —` and the like followed by a space) that fits, else at the
+/// last space that fits, else at the last character boundary that fits. Joining the pieces
+/// with a space where `after_space` is set gives back the sentence exactly.
+pub fn split_long(sentence: &str, max: usize) -> Vec<Piece<'_>> {
+    let max = max.max(4);
+    let mut pieces = Vec::new();
+    let mut rest = sentence;
+    let mut after_space = false;
+    while rest.len() > max {
+        let window = &rest[..floor_char_boundary(rest, max + 1)];
+        // A cut at byte `i` means rest[..i] is the piece and rest[i] is a space.
+        let clause = window
+            .char_indices()
+            .rev()
+            .find(|&(i, c)| {
+                i > 0
+                    && c == ' '
+                    && i <= max
+                    && window[..i].ends_with([',', ';', ':', '—', '–', '、', '，', '；'])
+            })
+            .map(|(i, _)| i);
+        let space = window
+            .char_indices()
+            .rev()
+            .find(|&(i, c)| i > 0 && i <= max && c == ' ')
+            .map(|(i, _)| i);
+        let (cut, skip) = match clause.or(space) {
+            Some(i) => (i, 1),
+            None => (floor_char_boundary(rest, max).max(first_char_len(rest)), 0),
+        };
+        pieces.push(Piece {
+            text: &rest[..cut],
+            after_space,
+        });
+        after_space = skip == 1;
+        rest = &rest[cut + skip..];
+    }
+    if !rest.is_empty() || pieces.is_empty() {
+        pieces.push(Piece {
+            text: rest,
+            after_space,
+        });
+    }
+    pieces
+}
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Bytes of the first character (so a cut always makes progress).
+fn first_char_len(s: &str) -> usize {
+    s.chars().next().map_or(s.len(), char::len_utf8)
+}
+
 /// Split a document into paragraphs (at blank lines) of sentences.
 pub fn split_document(doc: &str) -> Vec<Vec<String>> {
     let normalized = doc.replace("\r\n", "\n");
@@ -138,6 +215,46 @@ mod tests {
                 "The value 3.14 is pi.",
                 "Done"
             ]
+        );
+    }
+
+    fn rejoin(pieces: &[Piece<'_>]) -> String {
+        pieces
+            .iter()
+            .map(|p| format!("{}{}", if p.after_space { " " } else { "" }, p.text))
+            .collect()
+    }
+
+    #[test]
+    fn long_sentences_cut_at_clauses_then_spaces_then_characters() {
+        let clauses =
+            "alpha beta gamma, delta epsilon; zeta eta theta: iota kappa lambda".repeat(3);
+        let pieces = split_long(&clauses, 40);
+        assert_eq!(rejoin(&pieces), clauses);
+        assert!(pieces.iter().all(|p| p.text.len() <= 40), "{pieces:?}");
+        assert!(
+            pieces[..pieces.len() - 1]
+                .iter()
+                .all(|p| p.text.ends_with([',', ';', ':'])),
+            "{pieces:?}"
+        );
+        let words = "word ".repeat(30).trim_end().to_string();
+        let pieces = split_long(&words, 22);
+        assert_eq!(rejoin(&pieces), words);
+        assert!(pieces
+            .iter()
+            .all(|p| p.text.len() <= 22 && !p.text.is_empty()));
+        assert!(pieces.iter().skip(1).all(|p| p.after_space));
+        let blob = "ünï".repeat(50);
+        let pieces = split_long(&blob, 10);
+        assert_eq!(rejoin(&pieces), blob);
+        assert!(pieces.iter().all(|p| p.text.len() <= 10 && !p.after_space));
+        assert_eq!(
+            split_long("short", 10),
+            vec![Piece {
+                text: "short",
+                after_space: false
+            }]
         );
     }
 

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use crate::bignum::{add, compare, decimal, mul, reversed_decimal, sub, trim};
 use crate::fit::{fit, render_facts, NeedleSpec};
+use crate::haystack::Screen;
 use crate::rng::{Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
@@ -377,11 +378,16 @@ impl Task for Arith {
                     },
                 })
                 .collect();
-            let mut stream =
-                haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
+            // No haystack sentence may state one of the numbers, or read as a note to add one.
+            let mut screen = Screen::new(numbers.iter().map(|n| decimal(n)));
+            screen.add("the tally");
+            let mut stream = haystack
+                .stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?
+                .with_screen(screen);
             let fitted = fit(tok, &frame, &needles, &mut stream, budget)?;
             p["carries_count"] = json!(null);
             p["longest_carry_chain"] = json!(null);
+            p["screened_units"] = json!(stream.screened_units());
             (fitted, question, decimal(&total), numbers)
         } else {
             let (a, b) = self.operands(&mut rng);

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
+use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
@@ -278,6 +279,18 @@ impl NeedleChain {
         }
     }
 
+    /// What a haystack sentence must not mention: everyone in the chain and, for salaries,
+    /// every amount a fact states.
+    fn screen(&self, chain: &Chain) -> Screen {
+        let mut screen = Screen::new(&chain.people);
+        if self.params.kind == Kind::Salary {
+            for link in &chain.links {
+                screen.add(&link.value.to_string());
+            }
+        }
+        screen
+    }
+
     fn fact(&self, link: &Link, form: u64) -> String {
         let n = &link.name;
         let of = link.of.as_deref().unwrap_or("");
@@ -523,6 +536,7 @@ impl Task for NeedleChain {
         let coords = run.coordinates("needlechain", &params, cell);
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let tok = &run.tokenizer;
+        let mut screened = None;
         let (built, fitted) = if self.params.diluted {
             let k = self.params.chain.unwrap_or(DILUTED_CHAIN) as usize;
             let built = self.build(k, &coords, run)?;
@@ -543,9 +557,11 @@ impl Task for NeedleChain {
                     depth,
                 })
                 .collect();
-            let mut stream =
-                haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
+            let mut stream = haystack
+                .stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?
+                .with_screen(self.screen(&built.chain));
             let fitted = fit(tok, &built.frame, &needles, &mut stream, budget)?;
+            screened = Some(stream.screened_units());
             (built, fitted)
         } else if let Some(k) = self.params.chain {
             let built = self.build(k as usize, &coords, run)?;
@@ -586,6 +602,9 @@ impl Task for NeedleChain {
         params["asked"] = json!(built.asked);
         params["question_text"] = json!(built.question);
         params["people"] = json!(built.chain.people.len());
+        if let Some(n) = screened {
+            params["screened_units"] = json!(n);
+        }
         Ok(Instance {
             input: fitted.input,
             question: built.question,

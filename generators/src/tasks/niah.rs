@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use crate::fit::{fit, NeedleSpec};
-use crate::haystack::DistractorMaker;
+use crate::haystack::{DistractorMaker, Screen};
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
@@ -181,6 +181,20 @@ impl Niah {
                 return s;
             }
         }
+    }
+
+    /// What a haystack sentence must not mention: every key (the asked one too, even when
+    /// absent), every value, and the needles' own phrase.
+    fn screen(c: &Content) -> Screen {
+        let mut screen = Screen::new(
+            c.keys
+                .iter()
+                .chain(&c.asked)
+                .chain(c.values.iter().flatten()),
+        );
+        screen.add("access code");
+        screen.add("access codes");
+        screen
     }
 
     fn needle_sentence(key: &str, value: &str) -> String {
@@ -402,7 +416,9 @@ impl Task for Niah {
         } else {
             None
         };
-        let mut stream = haystack.stream(&run.tokenizer, hay_rng, distractor)?;
+        let mut stream = haystack
+            .stream(&run.tokenizer, hay_rng, distractor)?
+            .with_screen(Self::screen(&c));
         let fitted = fit(&run.tokenizer, &frame, &needle_specs, &mut stream, budget)?;
 
         let (target, answers, metric) = if self.params.absent {
@@ -424,6 +440,7 @@ impl Task for Niah {
             .map(|(k, v)| json!({"key": k, "value": v}))
             .collect::<Vec<_>>());
         params["asked"] = json!(c.asked);
+        params["screened_units"] = json!(stream.screened_units());
         Ok(Instance {
             input: fitted.input,
             question,

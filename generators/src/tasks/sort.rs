@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
+use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
@@ -188,6 +189,21 @@ impl Sort {
     }
 
     /// Prompt pieces and answer for `items`: (listing facts, question, target, answers, keys).
+    /// What a haystack sentence must not mention when items are hidden: any item, any label
+    /// as the notes name it, and the notes' own phrase.
+    fn screen(&self, items: &[String], labels: &[String]) -> Screen {
+        let mut screen = Screen::new(items);
+        for label in labels {
+            screen.add(&format!("label {label}"));
+        }
+        screen.add(if self.params.words {
+            "note the word"
+        } else {
+            "note the number"
+        });
+        screen
+    }
+
     fn render_parts(
         &self,
         items: &[String],
@@ -320,6 +336,7 @@ impl Task for Sort {
             ]))?;
             Ok((items, facts, question, target, answers, keys, frame))
         };
+        let mut screened = None;
         let (items, _facts, question, target, answers, keys, fitted) = if self.params.hidden {
             let n = self.params.items.unwrap_or(HIDDEN_ITEMS);
             let (items, facts, question, target, answers, keys, frame) = build(n)?;
@@ -338,9 +355,11 @@ impl Task for Sort {
                     },
                 })
                 .collect();
-            let mut stream =
-                haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
+            let mut stream = haystack
+                .stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?
+                .with_screen(self.screen(&items, &keys));
             let fitted = fit(tok, &frame, &needles, &mut stream, budget)?;
+            screened = Some(stream.screened_units());
             (items, facts, question, target, answers, keys, fitted)
         } else if let Some(n) = self.params.items {
             let (items, facts, question, target, answers, keys, frame) = build(n)?;
@@ -373,6 +392,9 @@ impl Task for Sort {
         } else {
             "numbers"
         });
+        if let Some(n) = screened {
+            p["screened_units"] = json!(n);
+        }
         Ok(Instance {
             input: fitted.input,
             question,

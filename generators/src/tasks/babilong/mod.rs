@@ -27,6 +27,7 @@ mod fingerprint;
 use serde_json::{json, Value};
 
 use crate::fit::{fit_placed, render_facts, NeedleSpec, Placement};
+use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
@@ -91,6 +92,31 @@ fn word_list(s: &'static str) -> Vec<&'static str> {
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect()
+}
+
+/// What a haystack sentence must not mention: the story's people, places and objects, and
+/// every puzzle species, colour, shape, thing or motive its facts name. One such sentence
+/// could move an actor or an object behind the story's back, or contradict a puzzle fact.
+fn story_screen(story: &Story) -> Screen {
+    let vocab = &story.vocab;
+    let mut screen = Screen::new(
+        vocab
+            .actors
+            .iter()
+            .map(|a| &a.0)
+            .chain(&vocab.places)
+            .chain(&vocab.objects),
+    );
+    let named = |term: &str| story.facts.iter().any(|f| Screen::new([term]).conflicts(f));
+    let puzzle_terms = puzzles::PUZZLE_TERMS
+        .iter()
+        .flat_map(|list| list.iter().copied());
+    for term in puzzle_terms.chain(puzzles::motive_terms()) {
+        if named(term) {
+            screen.add(term);
+        }
+    }
+    screen
 }
 
 /// bAbI's story sizes per task (facts), from its test set where known.
@@ -410,6 +436,7 @@ impl Task for Babilong {
         let story = self.story(run.seed, cell.sample)?;
         let filler = cell.length > 0;
         let frame = self.story_frame(run, &story, filler)?;
+        let mut screened = None;
         let fitted = if filler {
             let params = canonical_json(&self.content_params());
             let coords = run.coordinates("babilong", &params, cell);
@@ -425,14 +452,17 @@ impl Task for Babilong {
                 })
                 .collect();
             let haystack = run.required_haystack("babilong")?;
-            let mut stream =
-                haystack.stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?;
+            let mut stream = haystack
+                .stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?
+                .with_screen(story_screen(&story));
             let budget = cell.length.saturating_sub(run.reserve) as usize;
             let place = Placement {
                 in_order: true,
                 window: Some(self.window),
             };
-            fit_placed(tok, &frame, &needles, &mut stream, budget, place)?
+            let fitted = fit_placed(tok, &frame, &needles, &mut stream, budget, place)?;
+            screened = Some(stream.screened_units());
+            fitted
         } else {
             render_facts(tok, &frame, &story.facts)?
         };
@@ -444,6 +474,9 @@ impl Task for Babilong {
         params["actors"] = json!(story.vocab.actors.iter().map(|a| &a.0).collect::<Vec<_>>());
         params["places"] = json!(story.vocab.places);
         params["objects"] = json!(story.vocab.objects);
+        if let Some(n) = screened {
+            params["screened_units"] = json!(n);
+        }
         let target = story.answers.join(",");
         Ok(Instance {
             input: fitted.input,

@@ -60,6 +60,25 @@ const MOTIVES: [(&str, &str, &str); 4] = [
     ("tired", "bedroom", "pajamas"),
     ("bored", "garden", "football"),
 ];
+/// Every species, colour, shape, thing and motive a puzzle may name: a haystack sentence
+/// naming one that a story uses could contradict the story, so such sentences are screened out.
+pub const PUZZLE_TERMS: [&[&str]; 9] = [
+    &CLASSIC_SPECIES_FEAR,
+    &CLASSIC_SPECIES_COLOUR,
+    &CLASSIC_COLOURS,
+    &CLASSIC_SHAPES,
+    &CLASSIC_THINGS,
+    &FRESH_SPECIES,
+    &FRESH_COLOURS,
+    &FRESH_SHAPE_COLOURS,
+    &FRESH_SHAPES,
+];
+
+/// The motives of qa20 and what they lead to, as screen terms.
+pub fn motive_terms() -> impl Iterator<Item = &'static str> {
+    MOTIVES.iter().flat_map(|&(m, p, t)| [m, p, t])
+}
+
 /// The four compass letters of qa19's answers.
 const LETTERS: [&str; 4] = ["n", "e", "s", "w"];
 

@@ -1,0 +1,132 @@
+//! Screening haystack units against an instance's needles.
+//!
+//! A haystack sentence that mentions an asked key, a needle value, a story's actor or any other
+//! term the gold answer rests on could compete with the needle (a corpus line "the code for X is
+//! 5" beside our needle "the code for X is 7"), so such units are dropped before fitting. Terms
+//! are compared as case-insensitive sequences of whole words (runs of letters and digits), so
+//! `brave-lantern` also catches "Brave lantern" and `1234567` also catches "1,234,567"; a term
+//! never matches inside a longer word ("ant" does not catch "want").
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The terms one instance's units must not mention.
+#[derive(Debug, Clone, Default)]
+pub struct Screen {
+    /// One-word terms, lower-cased.
+    words: BTreeSet<String>,
+    /// Longer terms as word sequences, indexed by their first word.
+    phrases: BTreeMap<String, Vec<Vec<String>>>,
+}
+
+impl Screen {
+    /// A screen for `terms` (keys, values, names …); terms with no letter or digit are ignored.
+    pub fn new<I, S>(terms: I) -> Screen
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut screen = Screen::default();
+        for term in terms {
+            screen.add(term.as_ref());
+        }
+        screen
+    }
+
+    /// Add one more term.
+    pub fn add(&mut self, term: &str) {
+        let mut words = words_of(term);
+        match words.len() {
+            0 => {}
+            1 => {
+                self.words.insert(words.remove(0));
+            }
+            _ => {
+                let first = words[0].clone();
+                self.phrases.entry(first).or_default().push(words);
+            }
+        }
+    }
+
+    /// Whether no term is screened.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty() && self.phrases.is_empty()
+    }
+
+    /// Whether `text` mentions any term.
+    pub fn conflicts(&self, text: &str) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let words = words_of(text);
+        words.iter().enumerate().any(|(i, w)| {
+            self.words.contains(w)
+                || self.phrases.get(w).is_some_and(|list| {
+                    list.iter()
+                        .any(|p| words.len() - i >= p.len() && words[i..i + p.len()] == p[..])
+                })
+        })
+    }
+}
+
+/// The lower-cased words of `text`: maximal runs of letters and digits, where digit groups
+/// joined by a thousands separator (`1,234,567`, `1_234`, `1 234` is two words) count as one.
+fn words_of(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() {
+            current.extend(c.to_lowercase());
+            continue;
+        }
+        let digit_group = matches!(c, ',' | '_')
+            && current.chars().last().is_some_and(|d| d.is_ascii_digit())
+            && chars.peek().is_some_and(|d| d.is_ascii_digit());
+        if digit_group {
+            continue;
+        }
+        if !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_words_case_insensitive() {
+        let s = Screen::new(["ant", "brave-lantern", "1234567", "Mary"]);
+        assert!(s.conflicts("An ant walked by."));
+        assert!(!s.conflicts("I want nothing. Antique pants."));
+        assert!(s.conflicts("The Brave Lantern is lit."));
+        assert!(s.conflicts("A brave-lantern."));
+        assert!(!s.conflicts("A brave man with a lantern."));
+        assert!(s.conflicts("It cost 1,234,567 coins."));
+        assert!(s.conflicts("Code: 1234567."));
+        assert!(!s.conflicts("Code: 12345678."));
+        assert!(s.conflicts("MARY went home."));
+        assert!(!s.conflicts("Maryland is far."));
+    }
+
+    #[test]
+    fn phrase_at_the_end_and_empty_terms() {
+        let s = Screen::new(["access code", "!!"]);
+        assert!(s.conflicts("Give me the access code"));
+        assert!(!s.conflicts("Give me the access"));
+        assert!(!Screen::new(["", "--"]).conflicts("anything at all"));
+        assert!(Screen::new(["", "--"]).is_empty());
+    }
+
+    #[test]
+    fn uuids_match_across_case() {
+        let s = Screen::new(["3f2a9c1e-0b7d-4e5f-8a6b-1c2d3e4f5a6b"]);
+        assert!(s.conflicts("id 3F2A9C1E-0B7D-4E5F-8A6B-1C2D3E4F5A6B here"));
+        assert!(!s.conflicts("id 3f2a9c1e-0b7d-4e5f-8a6b-1c2d3e4f5a6c here"));
+    }
+}
