@@ -123,6 +123,28 @@ mod tests {
         assert!(Screen::new(["", "--"]).is_empty());
     }
 
+    /// A second, independent reading of the rule: a term matches when its words, joined by
+    /// single spaces, occur in the text's words joined the same way, between spaces.
+    fn reference(terms: &[String], text: &str) -> bool {
+        let norm = |s: &str| format!(" {} ", words_of(s).join(" "));
+        let text = norm(text);
+        terms
+            .iter()
+            .filter(|t| !words_of(t).is_empty())
+            .any(|t| text.contains(&norm(t)))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn agrees_with_the_reference(
+            terms in proptest::collection::vec("(ox|Ox|oxen|ant|12|1,2|a-b|B c|é)( (ant|12|ox))?", 0..4),
+            text in "((ox|oxen|Ant|want|12|1,2|a|b|c|é|B-C)[ ,.;-]{1,2}){0,12}",
+        ) {
+            let screen = Screen::new(&terms);
+            proptest::prop_assert_eq!(screen.conflicts(&text), reference(&terms, &text));
+        }
+    }
+
     #[test]
     fn uuids_match_across_case() {
         let s = Screen::new(["3f2a9c1e-0b7d-4e5f-8a6b-1c2d3e4f5a6b"]);
