@@ -61,6 +61,7 @@ pub fn make_row(task: &dyn Task, run: &Run, recipe: &Recipe, cell: &Cell) -> Res
         haystack_id: &recipe.haystack_id,
         tokenizer_id: &recipe.tokenizer_id,
         reserve: recipe.reserve,
+        reader_id: &run.reader.id(),
     }
     .hash();
     Ok(Row {

@@ -129,6 +129,7 @@ pub fn prepare_run(
         template,
         seed,
         reserve: reserve.unwrap_or(task.default_reserve() as u64),
+        reader: Default::default(),
     })
 }
 

@@ -48,6 +48,7 @@ pub fn schema() -> SchemaRef {
         f("max_new_tokens", Int32),
         f("target_length", Int64),
         f("length", Int64),
+        f("prompt_tokens", Int64),
         f("tokenizer", Utf8),
         Field::new("depth_percent", Float64, true),
         f("needle_offsets", list_of(Int64)),
@@ -112,6 +113,9 @@ pub fn to_batch(rows: &[Row], canary: &str) -> Result<RecordBatch> {
         Arc::new(Int64Array::from_iter_values(
             rows.iter().map(|r| i(r).length as i64),
         )),
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|r| i(r).prompt_tokens as i64),
+        )),
         strings(rows.iter().map(|r| i(r).tokenizer.as_str())),
         Arc::new(Float64Array::from_iter(
             rows.iter().map(|r| i(r).depth_percent),
@@ -168,6 +172,7 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredRow>> {
     let mnt = columns.i32s("max_new_tokens")?;
     let tlen = columns.i64s("target_length")?;
     let len = columns.i64s("length")?;
+    let prompt_tokens = columns.i64s("prompt_tokens")?;
     let tokenizer = s("tokenizer")?;
     let depth = columns.f64s("depth_percent")?;
     let offsets = columns.i64_lists("needle_offsets")?;
@@ -190,6 +195,7 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredRow>> {
             max_new_tokens: mnt.value(i) as u32,
             target_length: tlen.value(i) as u64,
             length: len.value(i) as u64,
+            prompt_tokens: prompt_tokens.value(i) as u64,
             tokenizer: tokenizer.value(i).to_string(),
             depth_percent: depth.get(i),
             needle_offsets: offsets.value(i).into_iter().map(|x| x as u64).collect(),

@@ -32,6 +32,9 @@ pub struct Fitted {
     pub input: String,
     /// Tokens of `input`, from one full count.
     pub length: usize,
+    /// Tokens the model reads: `input` with the answer prefix (and chat template) around it;
+    /// this is what fits the budget. Equal to `length` when the model reads `input` alone.
+    pub prompt_tokens: usize,
     /// Token offset in `input` of each needle, in the order given.
     pub needle_offsets: Vec<u64>,
     /// Actual depth of each needle in percent: tokens of context before it ÷ context tokens
@@ -117,7 +120,7 @@ pub fn fit_placed(
     placement: Placement,
 ) -> Result<Fitted, GenError> {
     let tol = tolerance(budget);
-    let fixed = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
+    let fixed = frame.fixed_tokens(tok)?;
     let own_tokens: Vec<usize> = needles
         .iter()
         .map(|n| tok.count(&format!(" {}", n.text)))
@@ -261,12 +264,12 @@ pub fn fit_placed(
         let ctx_end = input.len();
         input.push_str(&frame.suffix);
 
-        let fitted = measure(tok, input, ctx_start, ctx_end, &needle_marks)?;
-        let length = fitted.length;
+        let fitted = measure(tok, frame, input, ctx_start, ctx_end, &needle_marks)?;
+        let length = fitted.prompt_tokens;
         if length <= budget && length + tol >= budget {
             return Ok(fitted);
         }
-        if length <= budget && best.as_ref().is_none_or(|b| b.length < length) {
+        if length <= budget && best.as_ref().is_none_or(|b| b.prompt_tokens < length) {
             best = Some(fitted);
         }
         // Correct the goal by the measured error; past the first tries, lean low so an
@@ -371,12 +374,14 @@ pub fn render_facts(tok: &Tokenizer, frame: &Frame, facts: &[String]) -> Result<
     }
     let ctx_end = input.len();
     input.push_str(&frame.suffix);
-    measure(tok, input, ctx_start, ctx_end, &spans)
+    measure(tok, frame, input, ctx_start, ctx_end, &spans)
 }
 
-/// Count `input` once and turn byte spans into token offsets and depths.
+/// Count `input` once and turn byte spans into token offsets and depths; count what the model
+/// reads around it once more when that is more than `input`.
 fn measure(
     tok: &Tokenizer,
+    frame: &Frame,
     input: String,
     ctx_start: usize,
     ctx_end: usize,
@@ -408,9 +413,15 @@ fn measure(
             (before as f64 / others as f64 * 100.0).min(100.0)
         });
     }
+    let prompt_tokens = if frame.reads_only_input() {
+        length
+    } else {
+        frame.model_tokens(tok, &input)?
+    };
     Ok(Fitted {
         input,
         length,
+        prompt_tokens,
         needle_offsets,
         needle_depths,
         context_offset,
@@ -429,6 +440,8 @@ mod tests {
         Frame {
             prefix: "Read this:\n<doc>\n".into(),
             suffix: "\n</doc>\nWhat is the code?".into(),
+            answer_prefix: String::new(),
+            reader: Default::default(),
         }
     }
 

@@ -76,6 +76,9 @@ pub struct Provenance<'a> {
     pub tokenizer_id: &'a str,
     /// Tokens kept free for the answer.
     pub reserve: u64,
+    /// How the model reads the prompt ([`crate::chat::Reader::id`]): empty without a chat
+    /// template.
+    pub reader_id: &'a str,
 }
 
 impl Provenance<'_> {
@@ -94,7 +97,8 @@ impl Provenance<'_> {
             .str(self.template_hash)
             .str(self.haystack_id)
             .str(self.tokenizer_id)
-            .u64(self.reserve);
+            .u64(self.reserve)
+            .str(self.reader_id);
         h.hex()
     }
 }
@@ -115,6 +119,7 @@ pub fn content_hash(i: &Instance) -> String {
         .u64(i.max_new_tokens as u64)
         .u64(i.target_length)
         .u64(i.length)
+        .u64(i.prompt_tokens)
         .str(&i.tokenizer)
         .opt_f64(i.depth_percent)
         .u64(i.needle_offsets.len() as u64);
@@ -186,6 +191,7 @@ mod tests {
             haystack_id: "h",
             tokenizer_id: "o200k_base",
             reserve: 128,
+            reader_id: "",
         }
         .hash();
         assert_eq!(h, GOLDEN);

@@ -23,10 +23,12 @@
 //!     tokenizer,
 //!     seed: 7,
 //!     reserve: task.default_reserve() as u64,
+//!     reader: Default::default(),
 //! };
 //! let cell = Cell { length: 2048, depth: Some(50.0), sample: 0 };
 //! let instance = task.generate(&run, &cell).unwrap();
-//! assert!(instance.length + 128 <= 2048);
+//! // What the model reads, plus what it may write, fits the length.
+//! assert!(instance.prompt_tokens + u64::from(instance.max_new_tokens) <= 2048);
 //! assert!(instance.input.contains(&instance.answers[0]));
 //! ```
 #![warn(missing_docs)]
@@ -34,6 +36,7 @@
 #[macro_use]
 pub mod choice;
 pub mod bignum;
+pub mod chat;
 pub mod fit;
 pub mod hash;
 pub mod haystack;
@@ -47,12 +50,18 @@ pub mod tokenizer;
 use thiserror::Error;
 
 pub use haystack::{Corpus, Haystack, HaystackKind};
+use template::Vars;
 pub use template::{Frame, Template, TemplateError};
 pub use tokenizer::{Tokenizer, TokenizerError};
 
 /// Bumped whenever generated content changes for the same inputs; part of every provenance
 /// hash, so old datasets verify as "made by another format" rather than silently differing.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// - 1: the first released rows.
+/// - 2: haystack units screened against each instance's needles (`params.screened_units`);
+///   long corpus sentences cut; `prompt_tokens` column, answer prefix and chat template counted
+///   in the budget; posgen, babilong, needlechain and sort sampling fixes.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Everything that can go wrong while generating.
 #[derive(Debug, Error)]
@@ -63,6 +72,9 @@ pub enum GenError {
     /// Template failure.
     #[error(transparent)]
     Template(#[from] TemplateError),
+    /// A chat template that cannot render this prompt.
+    #[error(transparent)]
+    Chat(#[from] chat::ChatError),
     /// The budget cannot hold the task's fixed text.
     #[error("a budget of {budget} tokens is too small: this instance needs at least {needed}")]
     TooShort {
@@ -165,6 +177,10 @@ pub struct Instance {
     pub target_length: u64,
     /// Measured tokens of `input`.
     pub length: u64,
+    /// Measured tokens of what the model reads: `input` and `answer_prefix` (inside the chat
+    /// template, with special tokens, when there is one). With `max_new_tokens` it fits
+    /// `target_length`.
+    pub prompt_tokens: u64,
     /// Tokenizer id.
     pub tokenizer: String,
     /// Requested depth, when the task has a haystack.
@@ -194,9 +210,10 @@ impl Instance {
             answers: Vec::new(),
             labels: Vec::new(),
             metric: Metric::Exact,
-            max_new_tokens: task.default_reserve(),
+            max_new_tokens: u32::try_from(run.reserve).unwrap_or(u32::MAX),
             target_length: cell.length,
             length: 0,
+            prompt_tokens: 0,
             tokenizer: run.tokenizer.id(),
             depth_percent: cell.depth,
             needle_offsets: Vec::new(),
@@ -262,8 +279,22 @@ pub struct Run {
     pub template: Template,
     /// Master seed.
     pub seed: u64,
-    /// Tokens kept free for the answer.
+    /// Tokens kept free for the answer: every row's `max_new_tokens`; 0 for tasks that size
+    /// the answer budget per row means "per row".
     pub reserve: u64,
+    /// How the model reads each prompt (chat template, system message); the budget counts it.
+    pub reader: chat::Reader,
+}
+
+impl Run {
+    /// The frame of one prompt: the template rendered with `vars`, and the answer prefix the
+    /// model reads after it, both counted in the budget.
+    pub fn frame(&self, vars: &Vars, answer_prefix: &str) -> Result<Frame, GenError> {
+        let mut frame = self.template.frame(vars)?;
+        frame.answer_prefix = answer_prefix.to_string();
+        frame.reader = self.reader.clone();
+        Ok(frame)
+    }
 }
 
 /// A benchmark task: parameters in, instances out.

@@ -10,6 +10,10 @@ use std::collections::BTreeMap;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use thiserror::Error;
 
+use crate::chat::{ChatError, Reader};
+use crate::tokenizer::Tokenizer;
+use crate::GenError;
+
 /// Marks where the context goes; a private-use character cannot occur in normal text.
 const SENTINEL: &str = "\u{E000}needlework:context\u{E000}";
 
@@ -42,13 +46,56 @@ pub struct Template {
     pub content_hash: String,
 }
 
-/// The rendered prompt around the context.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The rendered prompt around the context, and what the model reads around the prompt.
+#[derive(Debug, Clone)]
 pub struct Frame {
     /// Everything before the context.
     pub prefix: String,
     /// Everything after the context.
     pub suffix: String,
+    /// The start of the model's answer, read right after `input` (counted in the budget).
+    pub answer_prefix: String,
+    /// How the model reads `input` (chat template or none).
+    pub reader: Reader,
+}
+
+impl PartialEq for Frame {
+    fn eq(&self, other: &Frame) -> bool {
+        (&self.prefix, &self.suffix, &self.answer_prefix)
+            == (&other.prefix, &other.suffix, &other.answer_prefix)
+    }
+}
+
+impl Frame {
+    /// Whether the model reads `input` and nothing else (no answer prefix, no chat template).
+    pub fn reads_only_input(&self) -> bool {
+        self.answer_prefix.is_empty() && self.reader.chat.is_none()
+    }
+
+    /// What the model reads for `input`, when that is more than `input` itself.
+    pub fn model_prompt(&self, input: &str) -> Result<Option<String>, ChatError> {
+        if self.reads_only_input() {
+            return Ok(None);
+        }
+        self.reader
+            .model_prompt(input, &self.answer_prefix)
+            .map(Some)
+    }
+
+    /// Tokens the model reads for `input`: with a chat template, counted with special tokens
+    /// recognised; otherwise `input` and the answer prefix counted as text.
+    pub fn model_tokens(&self, tok: &Tokenizer, input: &str) -> Result<usize, GenError> {
+        match self.model_prompt(input)? {
+            None => Ok(tok.count(input)?),
+            Some(p) if self.reader.chat.is_some() => Ok(tok.count_special(&p)?),
+            Some(p) => Ok(tok.count(&p)?),
+        }
+    }
+
+    /// Tokens of everything but the context, as the model reads it.
+    pub fn fixed_tokens(&self, tok: &Tokenizer) -> Result<usize, GenError> {
+        self.model_tokens(tok, &format!("{}{}", self.prefix, self.suffix))
+    }
 }
 
 impl Template {
@@ -89,6 +136,8 @@ impl Template {
         Ok(Frame {
             prefix,
             suffix: suffix.to_string(),
+            answer_prefix: String::new(),
+            reader: Reader::default(),
         })
     }
 

@@ -149,6 +149,49 @@ impl Tokenizer {
         })
     }
 
+    /// The special-token strings of a built-in encoding (tiktoken's `special_tokens_set`);
+    /// `None` for a tokenizer.json, which recognises its own added tokens in any text.
+    pub fn builtin_specials(&self) -> Option<&'static [&'static str]> {
+        match self {
+            Tokenizer::O200k => Some(&["<|endoftext|>", "<|endofprompt|>"]),
+            Tokenizer::Cl100k => Some(&[
+                "<|endoftext|>",
+                "<|fim_prefix|>",
+                "<|fim_middle|>",
+                "<|fim_suffix|>",
+                "<|endofprompt|>",
+            ]),
+            Tokenizer::Gpt2 => Some(&["<|endoftext|>"]),
+            Tokenizer::Words | Tokenizer::Chars => Some(&[]),
+            Tokenizer::HuggingFace(_) => None,
+        }
+    }
+
+    /// The number of tokens in `text` with special tokens recognised, as a chat prompt is
+    /// encoded: tiktoken's `encode(text, allowed_special="all")`, or for a tokenizer.json its
+    /// `encode(text, add_special_tokens=False)` (which splits out added tokens anyway).
+    pub fn count_special(&self, text: &str) -> Result<usize, TokenizerError> {
+        let specials = match self.builtin_specials() {
+            Some(s) if !s.is_empty() => s,
+            _ => return self.count(text),
+        };
+        let mut total = 0usize;
+        let mut rest = text;
+        loop {
+            let next = specials
+                .iter()
+                .filter_map(|sp| rest.find(sp).map(|i| (i, sp.len())))
+                .min();
+            match next {
+                Some((i, len)) => {
+                    total += self.count(&rest[..i])? + 1;
+                    rest = &rest[i + len..];
+                }
+                None => return Ok(total + self.count(rest)?),
+            }
+        }
+    }
+
     /// Count `text` once and also report, for each byte position in `marks` (ascending), the
     /// index of the first token that covers or follows it: the token offset of whatever starts
     /// there. One tokenization gives both the length and every needle's offset.

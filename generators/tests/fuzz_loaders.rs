@@ -49,6 +49,7 @@ fn niah_run(tokenizer: Tokenizer, haystack: Haystack) -> Run {
         tokenizer,
         seed: 3,
         reserve: 128,
+        reader: Default::default(),
     }
 }
 

@@ -1,0 +1,415 @@
+//! Chat templates: what an instruct model really reads around `input`.
+//!
+//! A model served with a chat template reads `input` inside a user turn, with special tokens
+//! and a generation prompt around it, and the answer prefix as the start of its own turn. The
+//! length promise is about what the model reads, so the template is rendered as Hugging Face
+//! `transformers` renders it (`apply_chat_template` with `add_generation_prompt=True`: Jinja with
+//! `trim_blocks`, `lstrip_blocks`, loop controls, Python string methods, `raise_exception`,
+//! `tojson` as Python's `json.dumps`) and counted with special tokens recognised.
+
+use std::sync::Arc;
+
+use minijinja::value::{Kwargs, Value};
+use minijinja::{Environment, Error, ErrorKind};
+use thiserror::Error;
+
+/// A chat template that cannot be used.
+#[derive(Debug, Error)]
+#[error("chat template {label}: {reason}")]
+pub struct ChatError {
+    /// The file it came from.
+    pub label: String,
+    /// Why it cannot be used, on one line.
+    pub reason: String,
+}
+
+/// Work a template may do per render before it is stopped (a template that loops forever must
+/// fail, not hang).
+const FUEL: u64 = 50_000_000;
+
+/// A compiled chat template with the special-token strings it may use.
+pub struct ChatTemplate {
+    env: Environment<'static>,
+    label: String,
+    /// `bos_token` as the template sees it (empty when the file gives none).
+    pub bos_token: String,
+    /// `eos_token` as the template sees it.
+    pub eos_token: String,
+    /// xxh3-128 of the template source and the special tokens: what provenance records.
+    pub content_hash: String,
+}
+
+impl std::fmt::Debug for ChatTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ChatTemplate({})", self.label)
+    }
+}
+
+/// A special token in `tokenizer_config.json`: a string or an `AddedToken` object.
+fn token_string(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Object(o) => o
+            .get("content")
+            .and_then(|c| c.as_str())
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+impl ChatTemplate {
+    /// From the bytes of a Hugging Face `tokenizer_config.json` (its `chat_template`, a string
+    /// or a list of named templates, of which `default` is used, as `transformers` does) or of a
+    /// plain `.jinja` file (no special tokens then). The caller reads the file.
+    pub fn from_bytes(bytes: &[u8], label: &str) -> Result<ChatTemplate, ChatError> {
+        let err = |reason: String| ChatError {
+            label: label.to_string(),
+            reason,
+        };
+        let text = std::str::from_utf8(bytes).map_err(|_| err("it is not UTF-8 text".into()))?;
+        // A JSON object opens with `{` then a key or `}`; Jinja opens `{%`, `{{` or `{#`.
+        let looks_json = label.ends_with(".json")
+            || text
+                .trim_start()
+                .strip_prefix('{')
+                .is_some_and(|rest| rest.trim_start().starts_with(['"', '}']));
+        if !looks_json {
+            return Self::compile(text, String::new(), String::new(), label);
+        }
+        let json: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| err(format!("it is not valid JSON ({e})")))?;
+        let source = match &json["chat_template"] {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(list) => {
+                let named = |name: &str| {
+                    list.iter()
+                        .find(|t| t["name"] == name)
+                        .and_then(|t| t["template"].as_str())
+                };
+                named("default").map(str::to_string).ok_or_else(|| {
+                    err("its chat_template is a list without a template named 'default'".into())
+                })?
+            }
+            serde_json::Value::Null => {
+                return Err(err("it has no chat_template".into()));
+            }
+            _ => {
+                return Err(err(
+                    "its chat_template is neither a string nor a list".into()
+                ))
+            }
+        };
+        let bos = token_string(&json["bos_token"]);
+        let eos = token_string(&json["eos_token"]);
+        Self::compile(&source, bos, eos, label)
+    }
+
+    fn compile(
+        source: &str,
+        bos_token: String,
+        eos_token: String,
+        label: &str,
+    ) -> Result<ChatTemplate, ChatError> {
+        let mut env = Environment::new();
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.set_fuel(Some(FUEL));
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_function("raise_exception", raise_exception);
+        env.add_filter("tojson", tojson);
+        env.add_template_owned("chat", source.to_string())
+            .map_err(|e| ChatError {
+                label: label.to_string(),
+                reason: one_line(&e),
+            })?;
+        let mut hashed = Vec::new();
+        for part in [source, &bos_token, &eos_token] {
+            hashed.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            hashed.extend_from_slice(part.as_bytes());
+        }
+        let template = ChatTemplate {
+            env,
+            label: label.to_string(),
+            bos_token,
+            eos_token,
+            content_hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&hashed)),
+        };
+        template.check()?;
+        Ok(template)
+    }
+
+    /// Refuse a template that does not render, drops the user message, or adds no generation
+    /// prompt: counts made with it would not describe what the model reads.
+    fn check(&self) -> Result<(), ChatError> {
+        let probe = "needlework probe: the user message";
+        let with = self.render(None, probe, true)?;
+        if !with.contains(probe) {
+            return Err(self.error("its rendering does not contain the user message"));
+        }
+        let without = self.render(None, probe, false)?;
+        if with == without {
+            return Err(self.error(
+                "add_generation_prompt adds nothing, so the model's turn would not be opened",
+            ));
+        }
+        Ok(())
+    }
+
+    fn error(&self, reason: &str) -> ChatError {
+        ChatError {
+            label: self.label.clone(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The template rendered with one user message `user` (after an optional system
+    /// message), as `apply_chat_template(messages, tokenize=False,
+    /// add_generation_prompt=...)` renders it.
+    pub fn render(
+        &self,
+        system: Option<&str>,
+        user: &str,
+        add_generation_prompt: bool,
+    ) -> Result<String, ChatError> {
+        let mut messages = Vec::new();
+        if let Some(s) = system {
+            messages.push(message("system", s));
+        }
+        messages.push(message("user", user));
+        let ctx = minijinja::context! {
+            messages => messages,
+            add_generation_prompt => add_generation_prompt,
+            bos_token => self.bos_token,
+            eos_token => self.eos_token,
+        };
+        let tmpl = self
+            .env
+            .get_template("chat")
+            .map_err(|e| self.error(&one_line(&e)))?;
+        tmpl.render(ctx).map_err(|e| self.error(&one_line(&e)))
+    }
+}
+
+/// A message as an ordered map (`role` first, as Python's dict literal keeps it).
+fn message(role: &str, content: &str) -> Value {
+    Value::from_iter([
+        ("role", Value::from(role)),
+        ("content", Value::from(content)),
+    ])
+}
+
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    e.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn raise_exception(message: String) -> Result<Value, Error> {
+    Err(Error::new(ErrorKind::InvalidOperation, message))
+}
+
+/// Python's `json.dumps(value, ensure_ascii=False, indent=indent)`, as `transformers` defines
+/// `tojson` for chat templates (minijinja's own escapes HTML characters and drops spaces).
+fn tojson(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    let indent: Option<usize> = kwargs.get("indent")?;
+    let _: Option<bool> = kwargs.get("ensure_ascii")?;
+    let _: Option<bool> = kwargs.get("sort_keys")?;
+    kwargs.assert_all_used()?;
+    let mut out = String::new();
+    python_json(&value, indent, 0, &mut out)?;
+    Ok(Value::from_safe_string(out))
+}
+
+fn python_json(
+    v: &Value,
+    indent: Option<usize>,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), Error> {
+    use minijinja::value::ValueKind as K;
+    let newline = |out: &mut String, depth: usize| {
+        if let Some(n) = indent {
+            out.push('\n');
+            out.push_str(&" ".repeat(n * depth));
+        }
+    };
+    let item_sep = if indent.is_some() { "," } else { ", " };
+    let string = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    match v.kind() {
+        K::Undefined | K::None => out.push_str("null"),
+        K::Bool => out.push_str(if v.is_true() { "true" } else { "false" }),
+        K::Number if v.is_integer() => out.push_str(&v.to_string()),
+        K::Number => match f64::try_from(v.clone()) {
+            Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 => {
+                out.push_str(&format!("{f:.1}"))
+            }
+            _ => out.push_str(&v.to_string()),
+        },
+        K::String => out.push_str(&string(v.as_str().unwrap_or_default())),
+        K::Seq | K::Iterable => {
+            let items: Vec<Value> = v.try_iter()?.collect();
+            if items.is_empty() {
+                out.push_str("[]");
+                return Ok(());
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, depth + 1);
+                python_json(item, indent, depth + 1, out)?;
+            }
+            newline(out, depth);
+            out.push(']');
+        }
+        K::Map => {
+            let keys: Vec<Value> = v.try_iter()?.collect();
+            if keys.is_empty() {
+                out.push_str("{}");
+                return Ok(());
+            }
+            out.push('{');
+            for (i, key) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, depth + 1);
+                out.push_str(&string(&key.to_string()));
+                out.push_str(": ");
+                python_json(&v.get_item(key)?, indent, depth + 1, out)?;
+            }
+            newline(out, depth);
+            out.push('}');
+        }
+        _ => out.push_str(&string(&v.to_string())),
+    }
+    Ok(())
+}
+
+/// What the model reads around `input`: a chat template (with an optional system message), or
+/// nothing but the answer prefix.
+#[derive(Debug, Clone, Default)]
+pub struct Reader {
+    /// The chat template, if the model reads one.
+    pub chat: Option<Arc<ChatTemplate>>,
+    /// The system message, if any (only with a chat template).
+    pub system: Option<String>,
+}
+
+impl Reader {
+    /// Identity for provenance: the chat template's hash and the system message's, or empty
+    /// when the model reads `input` and the answer prefix alone.
+    pub fn id(&self) -> String {
+        match &self.chat {
+            None => String::new(),
+            Some(chat) => format!(
+                "chat:{}:system:{}",
+                chat.content_hash,
+                self.system.as_deref().map_or_else(
+                    || "none".to_string(),
+                    |s| format!("{:032x}", xxhash_rust::xxh3::xxh3_128(s.as_bytes()))
+                )
+            ),
+        }
+    }
+
+    /// The text the model reads for `input` followed by `answer_prefix`: the rendered chat
+    /// (user turn = `input`, generation prompt added) then the answer prefix as the start of
+    /// the assistant turn; without a template, `input` immediately followed by the prefix
+    /// (what the lm-eval export sends).
+    pub fn model_prompt(&self, input: &str, answer_prefix: &str) -> Result<String, ChatError> {
+        match &self.chat {
+            Some(chat) => {
+                let mut text = chat.render(self.system.as_deref(), input, true)?;
+                text.push_str(answer_prefix);
+                Ok(text)
+            }
+            None => Ok(format!("{input}{answer_prefix}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CHATML: &str = r#"{
+      "bos_token": "<s>",
+      "eos_token": {"content": "<|im_end|>", "special": true},
+      "chat_template": "{{ bos_token }}{% for m in messages %}{% if loop.first and m['role'] != 'system' %}<|im_start|>system\nYou help.<|im_end|>\n{% endif %}<|im_start|>{{ m['role'] }}\n{{ m['content'].strip() }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    }"#;
+
+    #[test]
+    fn chatml_renders_like_transformers() {
+        let t = ChatTemplate::from_bytes(CHATML.as_bytes(), "cfg.json").unwrap();
+        assert_eq!(t.eos_token, "<|im_end|>");
+        let got = t.render(None, "  Hello there. ", true).unwrap();
+        assert_eq!(
+            got,
+            "<s><|im_start|>system\nYou help.<|im_end|>\n<|im_start|>user\nHello there.<|im_end|>\n<|im_start|>assistant\n"
+        );
+        let reader = Reader {
+            chat: Some(Arc::new(t)),
+            system: Some("Be brief.".into()),
+        };
+        let p = reader.model_prompt("Q?", "Answer:").unwrap();
+        assert!(p.starts_with("<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nQ?"));
+        assert!(p.ends_with("<|im_start|>assistant\nAnswer:"));
+    }
+
+    #[test]
+    fn bad_templates_are_refused_with_a_reason() {
+        let cases = [
+            ("{% for %}", "syntax"),
+            ("{\"chat_template\": 3}", "neither"),
+            ("{\"bos_token\": \"x\"}", "no chat_template"),
+            ("{{ raise_exception('no system role') }}", "no system role"),
+            (
+                "fixed text {% if add_generation_prompt %}A:{% endif %}",
+                "user message",
+            ),
+            ("{{ messages[0]['content'] }}", "adds nothing"),
+            (
+                "{% for i in range(50000) %}{% for j in range(50000) %}{% endfor %}{% endfor %}",
+                "fuel",
+            ),
+            (
+                "{\"chat_template\": [{\"name\": \"tool_use\", \"template\": \"x\"}]}",
+                "default",
+            ),
+        ];
+        for (source, needle) in cases {
+            let e = ChatTemplate::from_bytes(source.as_bytes(), "t.jinja").unwrap_err();
+            let s = e.to_string();
+            assert!(s.contains(needle) || s.contains("t.jinja"), "{source}: {s}");
+            assert!(s.contains(needle), "{source}: {s}");
+        }
+    }
+
+    #[test]
+    fn tojson_is_pythons() {
+        let t = ChatTemplate::from_bytes(
+            b"{{ messages | tojson }}|{{ {'a': [1, 2.0, 'x<y'], 'b': {}} | tojson(indent=2) }}{% if add_generation_prompt %}!{% endif %}",
+            "j.jinja",
+        )
+        .unwrap();
+        let got = t.render(None, "hé", false).unwrap();
+        assert_eq!(
+            got,
+            "[{\"role\": \"user\", \"content\": \"hé\"}]|{\n  \"a\": [\n    1,\n    2.0,\n    \"x<y\"\n  ],\n  \"b\": {}\n}"
+        );
+    }
+
+    #[test]
+    fn loop_controls_and_namespace_work() {
+        let t = ChatTemplate::from_bytes(
+            b"{% set ns = namespace(n=0) %}{% for m in messages %}{% if m.role == 'system' %}{% continue %}{% endif %}{% set ns.n = ns.n + 1 %}{{ m.content }}{% if ns.n > 0 %}{% break %}{% endif %}{% endfor %}{{ ns.n }}{% if add_generation_prompt %}>{% endif %}",
+            "l.jinja",
+        )
+        .unwrap();
+        assert_eq!(t.render(Some("s"), "u", true).unwrap(), "u1>");
+    }
+}
