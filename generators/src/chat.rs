@@ -360,6 +360,26 @@ mod tests {
         assert!(p.ends_with("<|im_start|>assistant\nAnswer:"));
     }
 
+    /// The project's ChatML-like fixture, against what transformers 5.23 renders for it.
+    #[test]
+    fn fixture_matches_transformers_byte_for_byte() {
+        let cfg = include_bytes!("../../tests/fixtures/chat/tokenizer_config.json");
+        let t = ChatTemplate::from_bytes(cfg, "tokenizer_config.json").unwrap();
+        assert_eq!(t.bos_token, "<s>");
+        assert_eq!(
+            t.render(None, "  Hello there.\n", true).unwrap(),
+            "<s><|im_start|>system\nYou read long documents carefully and answer briefly.<|im_end|>\n<|im_start|>user\nHello there.<|im_end|>\n<|im_start|>assistant\n"
+        );
+        assert_eq!(
+            t.render(Some("Be brief. "), "Q?", true).unwrap(),
+            "<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n"
+        );
+        let jinja = include_bytes!("../../tests/fixtures/chat/chatml.jinja");
+        let j = ChatTemplate::from_bytes(jinja, "chatml.jinja").unwrap();
+        assert_eq!(j.bos_token, "");
+        assert!(j.render(None, "Q?", true).unwrap().starts_with("<|im_start|>system"));
+    }
+
     #[test]
     fn bad_templates_are_refused_with_a_reason() {
         let cases = [

@@ -286,7 +286,22 @@ pub struct Run {
     pub reader: chat::Reader,
 }
 
+/// Tokens a per-row answer budget adds to the answer's own count: room for a short preamble
+/// or a closing word, so a correct answer is never cut.
+pub const ANSWER_SLACK: u32 = 16;
+
 impl Run {
+    /// The answer budget (`max_new_tokens`) of a row whose answer is `target`, for tasks that
+    /// size it per row: `--reserve` when given (non-zero), else the target's tokens plus
+    /// [`ANSWER_SLACK`].
+    pub fn answer_tokens(&self, target: &str) -> Result<u32, GenError> {
+        if self.reserve > 0 {
+            return Ok(u32::try_from(self.reserve).unwrap_or(u32::MAX));
+        }
+        let n = self.tokenizer.count(target)?;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX).saturating_add(ANSWER_SLACK))
+    }
+
     /// The frame of one prompt: the template rendered with `vars`, and the answer prefix the
     /// model reads after it, both counted in the budget.
     pub fn frame(&self, vars: &Vars, answer_prefix: &str) -> Result<Frame, GenError> {

@@ -1,11 +1,15 @@
 """Check needlework datasets with the reference tools, offline.
 
-  check_dataset.py lengths DIR [--tokenizer-file tokenizer.json]
+  check_dataset.py lengths DIR [--tokenizer-file tokenizer.json] [--chat-dir DIR]
   check_dataset.py lengths-all PARENT   (every dataset under PARENT, each with its own tokenizer)
       Every row's `length` must equal the reference count of `input`: OpenAI tiktoken for the
       built-in encodings (encode_ordinary), Hugging Face tokenizers for a tokenizer.json
-      (encode(text, add_special_tokens=False)). Every length must sit within the tolerance
-      below target - reserve, and every needle must start at its recorded token offset.
+      (encode(text, add_special_tokens=False)). Every `prompt_tokens` must equal the reference
+      count of what the model reads: `input` + `answer_prefix`, or with a chat template the
+      transformers rendering (apply_chat_template, add_generation_prompt=True) + answer_prefix
+      counted with special tokens (--chat-dir holds tokenizer.json and tokenizer_config.json).
+      prompt_tokens + max_new_tokens must sit within the tolerance below target_length, and
+      every needle must start at its recorded token offset.
   check_dataset.py loaders DIR CONFIG
       datasets.load_dataset, pyarrow and duckdb must all read the dataset with the right rows
       and column types.
@@ -95,9 +99,14 @@ def needle_checks(row):
     return []
 
 
-def check_lengths(directory, tokenizer_file=None):
+def check_lengths(directory, tokenizer_file=None, chat_dir=None):
     checked = 0
     encoders = {}
+    chat = None
+    if chat_dir is not None:
+        from transformers import AutoTokenizer
+
+        chat = AutoTokenizer.from_pretrained(chat_dir)
     for manifest, row in rows(directory):
         tok = row["tokenizer"]
         text = row["input"]
@@ -127,20 +136,36 @@ def check_lengths(directory, tokenizer_file=None):
 
         if count != row["length"]:
             fail(f"row {row['id']}: length {row['length']} but reference count {count} ({tok})")
-        budget = row["target_length"] - manifest["recipe"]["reserve"]
+        # What the model reads: input then the answer prefix, inside the chat template when the
+        # dataset has one (rendered by transformers, counted with special tokens).
+        recipe = manifest["recipe"]
+        if recipe.get("chat_template"):
+            if chat is None:
+                fail("dataset uses a chat template: pass --chat-dir (tokenizer.json + tokenizer_config.json)")
+            messages = ([{"role": "system", "content": recipe["system"]}] if recipe.get("system") else [])
+            messages.append({"role": "user", "content": text})
+            prompt = chat.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            prompt += row["answer_prefix"]
+            prompt_count = len(chat.encode(prompt, add_special_tokens=False))
+        elif tok.startswith("hf:"):
+            prompt_count = len(encoders["hf"].encode(text + row["answer_prefix"], add_special_tokens=False).ids)
+        else:
+            prompt_count = len(encoders[tok].encode_ordinary(text + row["answer_prefix"]))
+        if prompt_count != row["prompt_tokens"]:
+            fail(f"row {row['id']}: prompt_tokens {row['prompt_tokens']} but reference count {prompt_count}")
+        # The budget: what the model reads plus what it may write fits the length.
+        budget = row["target_length"] - row["max_new_tokens"]
         tolerance = max(16, budget // 500)
         params = json.loads(row["params"])
         if row["target_length"] == 0:
-            budget = count  # no length target: the task's native size
-        if row["task"] == "babilong" and row["target_length"] == 0:
-            budget = count  # the story alone
+            budget = prompt_count  # no length target: the task's native size
         if row["task"] in ("sort",) and not params.get("hidden"):
             tolerance = max(tolerance, 24)  # discrete: the largest list that fits
         if row["task"] == "needlechain" and not params["diluted"]:
             # Discrete size: the largest chain that fits, so within one fact (and its name).
             tolerance = max(tolerance, 48)
-        if not (budget - tolerance <= count <= budget):
-            fail(f"row {row['id']}: length {count} outside [{budget - tolerance}, {budget}]")
+        if not (budget - tolerance <= prompt_count <= budget):
+            fail(f"row {row['id']}: prompt_tokens {prompt_count} + max_new_tokens {row['max_new_tokens']} outside [{row['target_length'] - tolerance}, {row['target_length']}]")
         checks = needle_checks(row)
         if checks and len(checks) != len(row["needle_offsets"]):
             fail(f"row {row['id']}: {len(row['needle_offsets'])} offsets for {len(checks)} needles")
@@ -236,7 +261,8 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if len(args) >= 2 and args[0] == "lengths":
         tf = args[args.index("--tokenizer-file") + 1] if "--tokenizer-file" in args else None
-        check_lengths(args[1], tf)
+        cd = args[args.index("--chat-dir") + 1] if "--chat-dir" in args else None
+        check_lengths(args[1], tf, cd)
     elif len(args) == 2 and args[0] == "lengths-all":
         check_lengths_all(args[1])
     elif len(args) == 3 and args[0] == "loaders":

@@ -338,13 +338,17 @@ impl Task for Arith {
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
-        let frame = run.template.frame(&self.example_vars())?;
-        let n = run
-            .tokenizer
-            .count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        let frame = run.frame(&self.example_vars(), "")?;
+        let n = frame.fixed_tokens(&run.tokenizer)?;
         let per = (self.digits.1 as usize).div_ceil(2) + 8;
         let items = if self.op == Op::Sum { self.count } else { 2 };
-        Ok((n + per * items) as u64 + run.reserve)
+        // The answer budget: at most one token per digit (and separator) of the widest result.
+        let answer = if run.reserve > 0 {
+            run.reserve
+        } else {
+            2 * (2 * u64::from(self.digits.1) + 2) + u64::from(crate::ANSWER_SLACK)
+        };
+        Ok((n + per * items) as u64 + answer)
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
@@ -352,8 +356,8 @@ impl Task for Arith {
         let coords = run.coordinates("arith", &params, cell);
         let mut rng = coords.rng(Stream::Content);
         let tok = &run.tokenizer;
-        let budget = cell.length.saturating_sub(run.reserve) as usize;
         let mut p = self.content_params();
+        let mut max_new_tokens = 0u32;
         let (fitted, question, target, operands) = if self.op == Op::Sum {
             let numbers: Vec<Vec<u8>> =
                 (0..self.count).map(|_| self.operands(&mut rng).0).collect();
@@ -362,7 +366,9 @@ impl Task for Arith {
                 "What is the sum of all {} numbers the notes give? Reply with the number only.",
                 numbers.len()
             );
-            let frame = run.template.frame(&vars([("question", &question)]))?;
+            let frame = run.frame(&vars([("question", &question)]), "")?;
+            max_new_tokens = run.answer_tokens(&decimal(&total))?;
+            let budget = cell.length.saturating_sub(max_new_tokens.into()) as usize;
             let haystack = run.required_haystack("an arith sum")?;
             let mut placement = coords.rng(Stream::Placement);
             let first = cell.depth.unwrap_or(50.0);
@@ -418,17 +424,19 @@ impl Task for Arith {
                 self.write(&a, w, false),
                 self.write(&b, w, false)
             );
-            let frame = run.template.frame(&vars([("question", "")]))?;
+            let frame = run.frame(&vars([("question", "")]), "")?;
+            let target = self.write(&result, answer_width, true);
+            max_new_tokens = run.answer_tokens(&target)?;
+            let budget = cell.length.saturating_sub(max_new_tokens.into()) as usize;
             let fitted = render_facts(tok, &frame, std::slice::from_ref(&problem))?;
-            if cell.length > 0 && fitted.length > budget {
+            if cell.length > 0 && fitted.prompt_tokens > budget {
                 return Err(GenError::TooShort {
                     budget,
-                    needed: fitted.length,
+                    needed: fitted.prompt_tokens,
                 });
             }
             p["carries_count"] = json!(flags.as_ref().map(|f| f.iter().filter(|&&c| c).count()));
             p["longest_carry_chain"] = json!(flags.as_ref().map(|f| longest_run(f)));
-            let target = self.write(&result, answer_width, true);
             p["result"] = json!(decimal(&result));
             (fitted, problem, target, vec![a, b])
         };
@@ -438,7 +446,6 @@ impl Task for Arith {
         }
         p["operands"] = json!(op_strings);
         p["operand_digits"] = json!(operands.iter().map(Vec::len).collect::<Vec<_>>());
-        let target_tokens = tok.count(&target)?;
         Ok(Instance {
             input: fitted.input,
             question,
@@ -446,8 +453,9 @@ impl Task for Arith {
             target: target.clone(),
             answers: vec![target],
             metric: Metric::Exact,
-            max_new_tokens: (target_tokens + 16) as u32,
+            max_new_tokens,
             length: fitted.length as u64,
+            prompt_tokens: fitted.prompt_tokens as u64,
             needle_offsets: if self.op == Op::Sum {
                 fitted.needle_offsets
             } else {
@@ -482,6 +490,7 @@ mod tests {
             .unwrap(),
             seed: 5,
             reserve: 24,
+            reader: Default::default(),
         }
     }
 

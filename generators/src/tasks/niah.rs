@@ -378,10 +378,10 @@ impl Task for Niah {
             sample: 0,
         };
         let c = self.content(&cell, run.seed);
-        let (question, _) = self.question(&c.asked);
-        let frame = run.template.frame(&vars([("question", &question)]))?;
+        let (question, answer_prefix) = self.question(&c.asked);
+        let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
         let tok = &run.tokenizer;
-        let mut need = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        let mut need = frame.fixed_tokens(tok)?;
         for (k, v) in &c.needles {
             need += tok.count(&format!(" {}", Self::needle_sentence(k, v)))?;
         }
@@ -393,7 +393,7 @@ impl Task for Niah {
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let c = self.content(cell, run.seed);
         let (question, answer_prefix) = self.question(&c.asked);
-        let frame = run.template.frame(&vars([("question", &question)]))?;
+        let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
         let needle_specs: Vec<NeedleSpec> = c
             .needles
             .iter()
@@ -449,6 +449,7 @@ impl Task for Niah {
             answers,
             metric,
             length: fitted.length as u64,
+            prompt_tokens: fitted.prompt_tokens as u64,
             needle_offsets: fitted.needle_offsets,
             needle_depths: fitted.needle_depths,
             params: canonical_json(&params),
@@ -475,6 +476,7 @@ mod tests {
             .unwrap(),
             seed: 7,
             reserve: 128,
+            reader: Default::default(),
         }
     }
 
