@@ -384,3 +384,55 @@ fn write_errors_name_the_file() {
     );
     assert_eq!(names(t.path()), Vec::<String>::new(), "nothing left behind");
 }
+
+/// Review hole 5: a haystack directory holding a link to itself was walked again and again,
+/// reading its files once per turn. Each folder is read once; a folder reached twice is
+/// refused at once (exit 2, one line naming it), and links to other folders still work.
+#[cfg(unix)]
+#[test]
+fn a_corpus_directory_with_a_link_loop_is_refused_at_once() {
+    use std::os::unix::fs::symlink;
+    let t = tmp();
+    let corpus = t.path().join("corpus");
+    std::fs::create_dir_all(corpus.join("sub")).unwrap();
+    std::fs::copy(fixture("corpus/rivers.txt"), corpus.join("a.txt")).unwrap();
+    std::fs::copy(fixture("corpus/clocks.txt"), corpus.join("sub/b.txt")).unwrap();
+    // A link to another folder, outside the corpus: followed.
+    let other = t.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::copy(fixture("corpus/rivers.txt"), other.join("c.txt")).unwrap();
+    symlink(&other, corpus.join("linked")).unwrap();
+    let c = corpus.display().to_string();
+    let ok = out_arg(t.path(), "ok");
+    generate(&ok, &["niah", "--len", "1k", "--haystack", &c]);
+    // A loop back to the corpus itself.
+    symlink(&corpus, corpus.join("sub/loop")).unwrap();
+    let start = Instant::now();
+    let res = gen(&[
+        "niah",
+        "--len",
+        "1k",
+        "--haystack",
+        &c,
+        "--out",
+        &out_arg(t.path(), "never"),
+        "-q",
+    ]);
+    assert_one_line(&res, &["reached twice", "sub/loop"]);
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert!(!t.path().join("never").exists());
+    std::fs::remove_file(corpus.join("sub/loop")).unwrap();
+    // Two links to one folder (no loop) would read its files twice: refused too.
+    symlink(&other, corpus.join("again")).unwrap();
+    let res = gen(&[
+        "niah",
+        "--len",
+        "1k",
+        "--haystack",
+        &c,
+        "--out",
+        &out_arg(t.path(), "never"),
+        "-q",
+    ]);
+    assert_one_line(&res, &["reached twice"]);
+}
