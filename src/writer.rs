@@ -67,10 +67,29 @@ pub struct OutLock {
 
 impl OutLock {
     /// Take the lock for `out`, creating its parent directory if needed.
+    ///
+    /// An `--out` that cannot be made (below a file, on a read-only or pseudo file system, in a
+    /// directory we may not write) is bad input: exit 2, one line naming it, before any work.
     pub fn acquire(out: &Path) -> Result<OutLock> {
         let (parent, name) = parent_and_name(out);
-        fs::create_dir_all(&parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
+        if let Some(file) = parent
+            .ancestors()
+            .find(|a| a.exists())
+            .filter(|a| !a.is_dir())
+        {
+            return Err(usage(format!(
+                "cannot create --out {}: {} is a file, not a directory",
+                out.display(),
+                file.display()
+            )));
+        }
+        fs::create_dir_all(&parent).map_err(|e| {
+            usage(format!(
+                "cannot create --out {}: cannot create {} ({e})",
+                out.display(),
+                parent.display()
+            ))
+        })?;
         let path = parent.join(format!(".{name}.lock"));
         for _ in 0..2 {
             match fs::OpenOptions::new()
@@ -107,7 +126,11 @@ impl OutLock {
                     }
                 }
                 Err(e) => {
-                    return Err(e).with_context(|| format!("cannot create {}", path.display()))
+                    return Err(usage(format!(
+                        "cannot write --out {}: cannot create files in {} ({e})",
+                        out.display(),
+                        parent.display()
+                    )))
                 }
             }
         }

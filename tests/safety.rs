@@ -385,6 +385,56 @@ fn write_errors_name_the_file() {
     assert_eq!(names(t.path()), Vec::<String>::new(), "nothing left behind");
 }
 
+/// Review hole 3: `--out /proc/x` exited 1 with a message about a lock file. An `--out` that
+/// cannot be made (on a pseudo file system, below a file, in a read-only directory) is bad
+/// input: exit 2, one line naming it, nothing written.
+#[test]
+fn an_out_that_cannot_be_made_exits_2() {
+    let t = tmp();
+    if Path::new("/proc/self").exists() {
+        let res = gen(&["niah", "--len", "1k", "--out", "/proc/x", "-q"]);
+        assert_one_line(&res, &["--out /proc/x"]);
+    }
+    let file = t.path().join("f");
+    std::fs::write(&file, "a file").unwrap();
+    let below = file.join("x");
+    let res = gen(&[
+        "niah",
+        "--len",
+        "1k",
+        "--out",
+        below.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_one_line(&res, &["--out", "f/x", "is a file, not a directory"]);
+    let deeper = file.join("x/y");
+    let res = gen(&[
+        "niah",
+        "--len",
+        "1k",
+        "--out",
+        deeper.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_one_line(&res, &["is a file, not a directory"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a file");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let ro = t.path().join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        // Root writes anywhere: the check means something only for other users.
+        if std::fs::write(ro.join("probe"), "").is_err() {
+            let out = ro.join("x");
+            let res = gen(&["niah", "--len", "1k", "--out", out.to_str().unwrap(), "-q"]);
+            assert_one_line(&res, &["--out", "ro/x"]);
+            assert_eq!(names(&ro), Vec::<String>::new());
+        }
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
 /// Review hole 5: a haystack directory holding a link to itself was walked again and again,
 /// reading its files once per turn. Each folder is read once; a folder reached twice is
 /// refused at once (exit 2, one line naming it), and links to other folders still work.
