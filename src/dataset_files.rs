@@ -1,6 +1,6 @@
 //! The files of a dataset directory, as `verify` checks them: which files a loader could read
 //! that the manifest does not list, the card's front matter, each listed file's presence,
-//! size and hash, and shard names.
+//! size and hash, shard names, and the rows the listed shards hold.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -10,10 +10,54 @@ use anyhow::Result;
 use crate::manifest::{card, FileEntry, Manifest, NOT_DATA};
 use crate::writer::hash_file;
 
+/// Bytes a row surely takes in a shard: its provenance and content hashes are 256 random
+/// bits, which no codec packs below 32 bytes (half of that is counted, to be safe).
+const MIN_ROW_BYTES: u64 = 16;
+
+/// The rows the shards a manifest lists can hold, from their footers (nothing decoded), and
+/// what is wrong with those that cannot be read. Only files inside the dataset count, each
+/// once, and none for more rows than its size allows (a footer may claim anything).
+pub fn rows_held(dir: &Path, m: &Manifest) -> (u64, Vec<String>) {
+    let mut held = 0u64;
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for f in &m.files {
+        let inside = Path::new(&f.path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || !seen.insert(f.path.as_str()) {
+            problems.push(format!(
+                "file {} is listed outside the dataset or twice",
+                f.path
+            ));
+            continue;
+        }
+        let path = dir.join(&f.path);
+        if !path.exists() {
+            problems.push(format!("missing file {}", f.path));
+        } else if !path.metadata().is_ok_and(|m| m.is_file()) {
+            problems.push(format!("file {} is not a regular file", f.path));
+        } else {
+            let bytes = path.metadata().map_or(0, |m| m.len());
+            match crate::parquet_read::ParquetFile::open(&path) {
+                Ok(p) => held += (p.num_rows().max(0) as u64).min(bytes / MIN_ROW_BYTES),
+                Err(e) => problems.push(format!("cannot read file {}: {e:#}", f.path)),
+            }
+        }
+    }
+    (held, problems)
+}
+
+/// What hosting a dataset adds beside it: git's folder and attributes (a clone of a Hugging
+/// Face dataset repository), and the download cache `huggingface-cli download --local-dir`
+/// keeps. Not data: left out like tool folders, except data files a glob would read.
+const HOSTING: &[&str] = &[".git", ".gitattributes", ".cache"];
+
 /// Files a loader could read that the manifest does not list: anything but the manifest, the
 /// card, listed files and mirrors (hidden files included), and, in the folders tools write
-/// later ([`NOT_DATA`]), any data file a glob would still pick up. An extra `other/x.parquet`
-/// would be read by `*/*.parquet`.
+/// later ([`NOT_DATA`]) and hosting adds ([`HOSTING`]), any data file a glob would still pick
+/// up. An extra `other/x.parquet` would be read by `*/*.parquet`. A folder that cannot be
+/// read is reported too: what it holds could not be checked.
 pub fn unlisted_files(dir: &Path, m: &Manifest) -> Vec<String> {
     /// Files a glob loader reads wherever they are, tool folders included.
     fn is_data(name: &str) -> bool {
@@ -23,6 +67,7 @@ pub fn unlisted_files(dir: &Path, m: &Manifest) -> Vec<String> {
     }
     fn walk(dir: &Path, rel: &str, tool: bool, out: &mut Vec<String>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
+            out.push(format!("{rel}/ (a folder that cannot be read)"));
             return;
         };
         for e in entries.flatten() {
@@ -32,7 +77,9 @@ pub fn unlisted_files(dir: &Path, m: &Manifest) -> Vec<String> {
             } else {
                 format!("{rel}/{name}")
             };
-            let tool = tool || (rel.is_empty() && NOT_DATA.contains(&name.as_str()));
+            let tool = tool
+                || (rel.is_empty()
+                    && (NOT_DATA.contains(&name.as_str()) || HOSTING.contains(&name.as_str())));
             // `file_type` does not follow links: a linked folder is reported, never walked.
             if e.file_type().is_ok_and(|t| t.is_dir()) {
                 walk(&e.path(), &path, tool, out);

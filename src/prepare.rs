@@ -236,11 +236,20 @@ pub fn plan(
             task.variant()
         )));
     }
+    // A path whose recorded spelling is a built-in name (a file `generated` in the working
+    // directory) is recorded as `./generated`, or it would be read back as the built-in.
     let record = |given: &str, builtin: &dyn Fn(&str) -> bool| -> String {
-        if builtin(given) || names == InputNames::AsRecorded {
-            given.to_string()
+        if builtin(given) {
+            return given.to_string();
+        }
+        let recorded = match names {
+            InputNames::AsRecorded => given.to_string(),
+            InputNames::Record => paths::record(given),
+        };
+        if builtin(&recorded) {
+            format!("./{recorded}")
         } else {
-            paths::record(given)
+            recorded
         }
     };
     let haystack = haystack_of(common, task);

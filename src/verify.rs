@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use crate::cli::InputOverrides;
 use crate::command::canonical_command;
-use crate::dataset_files::{check_card, check_file, shard_names, unlisted_files};
+use crate::dataset_files::{check_card, check_file, rows_held, shard_names, unlisted_files};
 use crate::generate::{cell_at, make_row, manifest_of, write_parts, Plan, Workers};
 use crate::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
 use crate::paths;
@@ -231,6 +231,18 @@ pub fn verify(
     canonical_command(r, jsonl).map_err(not_made)?;
     let parts = build_parts(&r.options, &r.split)?;
     let run = rebuild_run(r, parts[0].1.as_ref(), inputs, dir)?;
+    // Regenerating costs as much as generating: a manifest claiming more rows than its files
+    // hold is reported without remaking them, so an edited manifest cannot make verify run
+    // for hours.
+    let claimed = r.row_count() * parts.len() as u64;
+    let (held, mut problems) = rows_held(dir, &m);
+    if claimed > held {
+        problems.push(format!(
+            "its recipe makes {claimed} rows, the files the manifest lists hold {held}: not regenerated"
+        ));
+        return Ok(report(dir, &problems, None));
+    }
+
     let threads = threads.unwrap_or_else(crate::prepare::default_threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

@@ -1139,3 +1139,103 @@ fn a_recipe_value_is_refused_with_one_message_from_the_command_line_or_a_manifes
     }
     assert_verifies(&made);
 }
+
+/// Found as an adversary: a corpus file named like a built-in (`./generated`) was recorded
+/// as `generated` and read back as the built-in haystack, so its untouched dataset failed
+/// verify. Such a path is recorded as `./generated`.
+#[test]
+fn an_input_file_named_like_a_built_in_is_recorded_as_a_path() {
+    let t = tmp();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::copy(fixture("corpus/rivers.txt"), work.join("generated")).unwrap();
+    std::fs::copy(
+        root().join("generators/templates/niah/plain.j2"),
+        work.join("default"),
+    )
+    .unwrap();
+    let made = Command::new(GEN)
+        .current_dir(&work)
+        .args(["niah", "--len", "1k", "--haystack", "./generated"])
+        .args(["--template", "./default", "--out", "d", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let manifest = std::fs::read_to_string(work.join("d/manifest.json")).unwrap();
+    assert!(
+        manifest.contains("\"haystack\": \"./generated\""),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("\"template\": \"./default\""),
+        "{manifest}"
+    );
+    assert_verifies(&work.join("d").display().to_string());
+}
+
+/// Found as an adversary: a dataset cloned from a Hugging Face repository (`.git/`,
+/// `.gitattributes`) or downloaded with `--local-dir` (`.cache/`) failed verify untouched.
+/// Those are left out like tool folders; a data file inside them is still reported.
+#[test]
+fn what_hosting_adds_is_not_data() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let dir = Path::new(&out);
+    std::fs::create_dir_all(dir.join(".git/objects/ab")).unwrap();
+    std::fs::write(dir.join(".git/objects/ab/cdef"), "blob").unwrap();
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(dir.join(".gitattributes"), "*.parquet filter=lfs\n").unwrap();
+    std::fs::create_dir_all(dir.join(".cache/huggingface/download/niah_single")).unwrap();
+    std::fs::write(
+        dir.join(".cache/huggingface/download/niah_single/test-00000-of-00001.parquet.metadata"),
+        "abc\n",
+    )
+    .unwrap();
+    assert_verifies(&out);
+    std::fs::write(dir.join(".cache/x.parquet"), "data?").unwrap();
+    assert_verify_fails(&out, "unexpected file .cache/x.parquet");
+}
+
+/// Found as an adversary: verify remade the whole recipe whatever the files held, so a
+/// manifest edited to ask for ten million samples kept it busy for hours. A recipe making
+/// more rows than the listed files hold is reported at once.
+#[test]
+fn a_manifest_claiming_more_rows_than_its_files_hold_is_not_regenerated() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    edit_manifest(&out, |m| {
+        m["recipe"]["samples"] = serde_json::json!(10_000_000u64)
+    });
+    let start = std::time::Instant::now();
+    assert_verify_fails(
+        &out,
+        "its recipe makes 10000000 rows, the files the manifest lists hold 1",
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+}
+
+/// Found as an adversary: a folder of the dataset that cannot be read was skipped silently,
+/// though another user's loader may read it. It is reported.
+#[cfg(unix)]
+#[test]
+fn a_folder_that_cannot_be_read_is_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let hidden = Path::new(&out).join("other");
+    std::fs::create_dir(&hidden).unwrap();
+    std::fs::write(hidden.join("x.parquet"), "data?").unwrap();
+    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root reads anything: the case exists only for other users.
+    if std::fs::read_dir(&hidden).is_err() {
+        assert_verify_fails(&out, "other/ (a folder that cannot be read)");
+    }
+    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
