@@ -174,6 +174,20 @@ pub fn row_json(row: &Row, canary: &str) -> serde_json::Value {
     })
 }
 
+/// `arg` as a POSIX shell reads it back: bare when it is plain, else in single quotes, so the
+/// card's command can be pasted (`--haystack 'my corpus.txt'`).
+fn shell_word(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,%+@".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
 /// The Hugging Face dataset card.
 pub fn card(m: &Manifest) -> String {
     let r = &m.recipe;
@@ -184,7 +198,12 @@ pub fn card(m: &Manifest) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     });
-    let cmd = m.command.join(" ");
+    let cmd = m
+        .command
+        .iter()
+        .map(|a| shell_word(a))
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut configs = String::new();
     for config in &m.configs {
         configs.push_str(&format!("- config_name: {config}\n  data_files:\n"));
@@ -259,6 +278,15 @@ with `gen verify <this directory>`; load it with
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn card_commands_paste_into_a_shell() {
+        assert_eq!(shell_word("--len"), "--len");
+        assert_eq!(shell_word("data/x.jsonl:body"), "data/x.jsonl:body");
+        assert_eq!(shell_word("sp ace/c.txt"), "'sp ace/c.txt'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 
     #[test]
     fn output_crate_versions_match_the_lock_file() {
