@@ -247,6 +247,9 @@ pub fn generate(job: Job) -> Result<()> {
         jsonl,
         ..
     } = job;
+    // The command the manifest will record, before any work: a recipe no command makes is a bug.
+    canonical_command(&recipe, jsonl)
+        .map_err(|e| anyhow::anyhow!("no command makes this recipe: {e}"))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
