@@ -23,15 +23,19 @@ pub const MAX_MANIFEST_BYTES: u64 = 512 << 20;
 /// Identifies manifests written by this tool.
 pub const FORMAT: &str = "needlework-dataset";
 
-/// Versions of the crates that shape output, pinned exactly in Cargo.toml (checked by a test).
+/// Versions of the crates that shape output: pinned exactly in Cargo.toml, and for the codecs
+/// parquet pulls in (the zstd C library and snappy write the compressed bytes), by Cargo.lock
+/// (both checked by a test). `verify` remakes file bytes only with the same versions.
 pub const OUTPUT_CRATES: &[(&str, &str)] = &[
     ("arrow", "60.1.0"),
     ("bpe-openai", "0.3.2"),
     ("minijinja", "2.24.0"),
     ("parquet", "60.1.0"),
     ("rand_chacha", "0.9.0"),
+    ("snap", "1.1.2"),
     ("tiktoken-rs", "0.12.1"),
     ("tokenizers", "0.22.2"),
+    ("zstd-sys", "2.1.3+zstd.1.5.7"),
 ];
 
 /// What the manifest records about one written file. It lives here, not in `writer`, because
