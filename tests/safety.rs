@@ -486,3 +486,27 @@ fn a_corpus_directory_with_a_link_loop_is_refused_at_once() {
     ]);
     assert_one_line(&res, &["reached twice"]);
 }
+
+/// Review hole 3, for `gen score --out` too: a directory that cannot be made exits 2 with one
+/// line naming it (it exited 1).
+#[test]
+fn a_score_out_that_cannot_be_made_exits_2() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let id = rows(Path::new(&out))[0].id.clone();
+    let predictions = t.path().join("p.jsonl");
+    std::fs::write(
+        &predictions,
+        format!("{{\"id\": \"{id}\", \"prediction\": \"1\"}}\n"),
+    )
+    .unwrap();
+    let p = predictions.display().to_string();
+    let below = predictions.join("x").display().to_string();
+    let res = gen(&["score", &out, "--predictions", &p, "--out", &below, "-q"]);
+    assert_one_line(&res, &["--out", "p.jsonl/x"]);
+    if Path::new("/proc/self").exists() {
+        let res = gen(&["score", &out, "--predictions", &p, "--out", "/proc/x", "-q"]);
+        assert_one_line(&res, &["--out /proc/x"]);
+    }
+}
