@@ -200,7 +200,7 @@ fn check_generator(dir: &Path, m: &Manifest) -> Result<()> {
             )
             .collect();
         return Err(usage(format!(
-            "{} was made with other output crates, whose bytes this gen does not make: {}; use needlework {}",
+            "{} was made with other output crates, whose bytes this gen does not make: {}; use the build that made it (needlework {})",
             dir.display(),
             differs.join(", "),
             g.version
