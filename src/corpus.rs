@@ -1,5 +1,6 @@
 //! Reading user corpora: `.txt`, a directory of `.txt`, `.jsonl[:field]`, `.parquet[:column]`.
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -46,14 +47,38 @@ pub fn read_documents(spec: &str) -> Result<Vec<String>> {
     }
 }
 
+/// Every `.txt` file below `dir`, following symbolic links, each directory read once: a
+/// directory reached a second time (a link to itself, to an ancestor or to another folder of
+/// the corpus) is refused with exit 2, so a link loop is never walked and no file is read twice.
 fn collect_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut seen: HashMap<PathBuf, PathBuf> = HashMap::new();
+    walk_txt(dir, out, &mut seen)
+}
+
+fn walk_txt(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut HashMap<PathBuf, PathBuf>,
+) -> Result<()> {
+    let real = dir
+        .canonicalize()
+        .map_err(|e| usage(format!("cannot read directory '{}': {e}", dir.display())))?;
+    if let Some(first) = seen.get(&real) {
+        return Err(usage(format!(
+            "haystack directory '{}' is reached twice, as '{}' and '{}' (a symbolic link to itself or to another of its folders): link each folder once",
+            real.display(),
+            first.display(),
+            dir.display()
+        )));
+    }
+    seen.insert(real, dir.to_path_buf());
     let entries = fs::read_dir(dir)
         .map_err(|e| usage(format!("cannot read directory '{}': {e}", dir.display())))?;
     for entry in entries {
         let entry = entry.map_err(|e| usage(format!("cannot read '{}': {e}", dir.display())))?;
         let path = entry.path();
         if path.is_dir() {
-            collect_txt(&path, out)?;
+            walk_txt(&path, out, seen)?;
         } else if path.extension().is_some_and(|e| e == "txt") {
             out.push(path);
         }

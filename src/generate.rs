@@ -1,6 +1,5 @@
 //! The generation pipeline: instances made in parallel, written in order, memory bounded.
 
-use std::path::Path;
 use std::sync::mpsc::sync_channel;
 
 use anyhow::{Context, Result};
@@ -9,13 +8,14 @@ use needlework_generators::{canonical_json, Cell, GenError, Run, Task};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::manifest::{card, Manifest, FORMAT, NOT_DATA};
+use crate::command::canonical_command;
+use crate::manifest::{card, FileEntry, Generator, Manifest, FORMAT, NOT_DATA};
 use crate::prepare::Job;
 use crate::progress::Progress;
-use crate::recipe::{canonical_command, Recipe};
+use crate::recipe::Recipe;
 use crate::schema::Row;
 use crate::usage::usage;
-use crate::writer::{ShardWriter, Staging};
+use crate::writer::{Layout, ShardWriter, Staging, Target};
 
 /// The cell of row `i`: rows are ordered by (length, depth, sample).
 pub fn cell_at(recipe: &Recipe, i: u64) -> Cell {
@@ -124,54 +124,87 @@ pub fn pipeline<T: Send>(
     })
 }
 
-/// Generate a dataset.
-pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
-    let Job {
-        recipe,
-        parts,
-        run,
-        out,
+/// What to generate: the recipe, its (split, task) parts, and the prepared run.
+#[derive(Clone, Copy)]
+pub struct Plan<'a> {
+    /// The recipe.
+    pub recipe: &'a Recipe,
+    /// (split, task) in generation order.
+    pub parts: &'a [(String, Box<dyn Task>)],
+    /// Inputs shared by every instance.
+    pub run: &'a Run,
+}
+
+/// Who generates: the worker pool, its size (for batch sizes) and the progress bar.
+#[derive(Clone, Copy)]
+pub struct Workers<'a> {
+    /// The worker threads.
+    pub pool: &'a rayon::ThreadPool,
+    /// Their number.
+    pub threads: usize,
+    /// Rows done, shown on stderr.
+    pub progress: &'a Progress,
+}
+
+/// What writing a recipe's rows gave: the configs, files, mirrors, rows and dataset hash a
+/// manifest records.
+pub struct Written {
+    /// Config names, in generation order.
+    pub configs: Vec<String>,
+    /// The Parquet shards.
+    pub files: Vec<FileEntry>,
+    /// Their JSON Lines mirrors.
+    pub mirrors: Vec<FileEntry>,
+    /// Rows over all files.
+    pub rows: u64,
+    /// xxh3-128 over the ordered content hashes.
+    pub dataset_hash: String,
+}
+
+/// The bytes of a dataset: every part's rows, generated in parallel and written in order
+/// through [`ShardWriter`]s into `target` (files, or only hashes for `verify`). `version` is
+/// the `gen` version the files name. Generation and `verify` both run this, so verify remakes
+/// exactly the bytes generation wrote.
+pub fn write_parts(
+    plan: &Plan,
+    workers: &Workers,
+    target: &Target,
+    jsonl: bool,
+    version: &str,
+) -> Result<Written> {
+    let Plan { recipe, parts, run } = *plan;
+    let Workers {
+        pool,
         threads,
-        quiet,
-        jsonl,
-        ..
-    } = job;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("cannot start worker threads")?;
-    let configs: Vec<String> = parts
-        .iter()
-        .map(|(_, task)| recipe.config_name(task.as_ref()))
-        .fold(Vec::new(), |mut v, c| {
-            if !v.contains(&c) {
-                v.push(c);
-            }
-            v
-        });
-    let staging = Staging::create(&out)?;
+        progress,
+    } = *workers;
+    let mut configs: Vec<String> = Vec::new();
+    for (_, task) in parts {
+        let c = recipe.config_name(task.as_ref());
+        if !configs.contains(&c) {
+            configs.push(c);
+        }
+    }
     let n = recipe.row_count();
-    let progress = Progress::new(n * parts.len() as u64, quiet, "generating");
     let mut dataset_hash = Xxh3::new();
     let mut files = Vec::new();
     let mut mirrors = Vec::new();
     let mut rows = 0u64;
-    for (split, task) in &parts {
+    let layout = Layout {
+        compression: &recipe.compression,
+        rows_per_file: recipe.rows_per_file,
+        canary: &recipe.canary,
+        jsonl,
+        version,
+    };
+    for (split, task) in parts {
         let config = recipe.config_name(task.as_ref());
-        let mut writer = ShardWriter::new(
-            &staging.dir,
-            &config,
-            split,
-            &recipe.compression,
-            recipe.rows_per_file,
-            &recipe.canary,
-            jsonl,
-        )?;
+        let mut writer = ShardWriter::new(target, &config, split, &layout)?;
         pipeline(
-            &pool,
+            pool,
             n,
-            batch_size(&recipe, threads),
-            |i| make_row(task.as_ref(), &run, &recipe, &cell_at(&recipe, i)),
+            batch_size(recipe, threads),
+            |i| make_row(task.as_ref(), run, recipe, &cell_at(recipe, i)),
             |batch| {
                 for row in batch {
                     progress.advance(row.instance.length);
@@ -186,19 +219,72 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
         mirrors.extend(written.mirrors);
         rows += written.rows;
     }
-    progress.finish();
-    let manifest = Manifest {
-        format: FORMAT.into(),
-        generator: Manifest::generator(),
-        command: canonical_command(&command, &recipe),
-        recipe,
+    Ok(Written {
         configs,
-        rows,
         files,
         mirrors,
-        not_data: NOT_DATA.iter().map(|s| s.to_string()).collect(),
+        rows,
         dataset_hash: format!("{:032x}", dataset_hash.digest128()),
-    };
+    })
+}
+
+/// The manifest of a written dataset.
+pub fn manifest_of(recipe: Recipe, written: Written, generator: Generator) -> Result<Manifest> {
+    let command = canonical_command(&recipe, !written.mirrors.is_empty())
+        .map_err(|e| anyhow::anyhow!("no command makes this recipe: {e}"))?;
+    Ok(Manifest {
+        format: FORMAT.into(),
+        generator,
+        command,
+        recipe,
+        configs: written.configs,
+        rows: written.rows,
+        files: written.files,
+        mirrors: written.mirrors,
+        not_data: NOT_DATA.iter().map(|s| s.to_string()).collect(),
+        dataset_hash: written.dataset_hash,
+    })
+}
+
+/// Generate a dataset.
+pub fn generate(job: Job) -> Result<()> {
+    let Job {
+        recipe,
+        parts,
+        run,
+        out,
+        threads,
+        quiet,
+        jsonl,
+        ..
+    } = job;
+    // The command the manifest will record, before any work: a recipe no command makes is a bug.
+    canonical_command(&recipe, jsonl)
+        .map_err(|e| anyhow::anyhow!("no command makes this recipe: {e}"))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start worker threads")?;
+    let staging = Staging::create(&out)?;
+    let progress = Progress::new(recipe.row_count() * parts.len() as u64, quiet, "generating");
+    let generator = Manifest::generator();
+    let written = write_parts(
+        &Plan {
+            recipe: &recipe,
+            parts: &parts,
+            run: &run,
+        },
+        &Workers {
+            pool: &pool,
+            threads,
+            progress: &progress,
+        },
+        &Target::Dir(staging.dir.clone()),
+        jsonl,
+        &generator.version,
+    )?;
+    progress.finish();
+    let manifest = manifest_of(recipe, written, generator)?;
     manifest.write(&staging.dir)?;
     let card_path = staging.dir.join("README.md");
     std::fs::write(&card_path, card(&manifest))
@@ -209,13 +295,9 @@ pub fn generate(job: Job, command: Vec<String>) -> Result<()> {
             "wrote {} rows of {} to {} (dataset hash {})",
             manifest.rows,
             manifest.configs.join(", "),
-            display(&out),
+            out.display(),
             manifest.dataset_hash
         );
     }
     Ok(())
-}
-
-fn display(p: &Path) -> String {
-    p.display().to_string()
 }

@@ -4,7 +4,9 @@
 //! input exits 2 with one line, runtime failures exit 1, and no partial dataset is ever left.
 
 mod cli;
+mod command;
 mod corpus;
+mod dataset_files;
 mod export;
 mod generate;
 mod heatmap;
@@ -34,8 +36,6 @@ use usage::{usage, UsageError};
 
 /// The most worker threads `--threads` takes.
 const MAX_THREADS: usize = 1024;
-/// The longest `--split` name.
-const MAX_SPLIT: usize = 64;
 
 /// Print an error as one line: line breaks inside it become spaces.
 fn one_line(msg: &str) -> String {
@@ -101,18 +101,7 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let command: Vec<String> = std::iter::once("gen".to_string())
-        .chain(std::env::args().skip(1))
-        .collect();
     match cli.command {
-        Command::Niah(args) => generate_task(options::niah(&args)?, &args.common, command),
-        Command::Needlechain(args) => {
-            generate_task(options::needlechain(&args)?, &args.common, command)
-        }
-        Command::Posgen(args) => generate_task(options::posgen(&args)?, &args.common, command),
-        Command::Sort(args) => generate_task(options::sort(&args)?, &args.common, command),
-        Command::Arith(args) => generate_task(options::arith(&args)?, &args.common, command),
-        Command::Babilong(args) => generate_task(options::babilong(&args)?, &args.common, command),
         Command::Verify(args) => {
             if !args.dir.join("manifest.json").exists() {
                 return Err(usage(format!(
@@ -166,6 +155,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             list(args.what.as_deref())?;
             Ok(ExitCode::SUCCESS)
         }
+        generating => match options::task_command(&generating) {
+            Some((options, common)) => generate_task(options?, common),
+            None => Err(anyhow::anyhow!("no command handles {generating:?}")),
+        },
     }
 }
 
@@ -173,17 +166,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn generate_task(
     options: needlework_generators::tasks::TaskParams,
     common: &cli::CommonArgs,
-    command: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
     check_threads(common.threads)?;
-    if common.split.chars().count() > MAX_SPLIT {
-        return Err(usage(format!(
-            "invalid --split of {} characters: split names are at most {MAX_SPLIT}",
-            common.split.chars().count()
-        )));
-    }
     let job = prepare::build_job(options, common)?;
-    generate::generate(job, command)?;
+    generate::generate(job)?;
     Ok(ExitCode::SUCCESS)
 }
 

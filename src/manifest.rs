@@ -23,15 +23,19 @@ pub const MAX_MANIFEST_BYTES: u64 = 512 << 20;
 /// Identifies manifests written by this tool.
 pub const FORMAT: &str = "needlework-dataset";
 
-/// Versions of the crates that shape output, pinned exactly in Cargo.toml (checked by a test).
+/// Versions of the crates that shape output: pinned exactly in Cargo.toml, and for the codecs
+/// parquet pulls in (the zstd C library and snappy write the compressed bytes), by Cargo.lock
+/// (both checked by a test). `verify` remakes file bytes only with the same versions.
 pub const OUTPUT_CRATES: &[(&str, &str)] = &[
     ("arrow", "60.1.0"),
     ("bpe-openai", "0.3.2"),
     ("minijinja", "2.24.0"),
     ("parquet", "60.1.0"),
     ("rand_chacha", "0.9.0"),
+    ("snap", "1.1.2"),
     ("tiktoken-rs", "0.12.1"),
     ("tokenizers", "0.22.2"),
+    ("zstd-sys", "2.1.3+zstd.1.5.7"),
 ];
 
 /// What the manifest records about one written file. It lives here, not in `writer`, because
@@ -174,6 +178,20 @@ pub fn row_json(row: &Row, canary: &str) -> serde_json::Value {
     })
 }
 
+/// `arg` as a POSIX shell reads it back: bare when it is plain, else in single quotes, so the
+/// card's command can be pasted (`--haystack 'my corpus.txt'`).
+fn shell_word(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,%+@".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
 /// The Hugging Face dataset card.
 pub fn card(m: &Manifest) -> String {
     let r = &m.recipe;
@@ -184,7 +202,12 @@ pub fn card(m: &Manifest) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     });
-    let cmd = m.command.join(" ");
+    let cmd = m
+        .command
+        .iter()
+        .map(|a| shell_word(a))
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut configs = String::new();
     for config in &m.configs {
         configs.push_str(&format!("- config_name: {config}\n  data_files:\n"));
@@ -259,6 +282,15 @@ with `gen verify <this directory>`; load it with
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn card_commands_paste_into_a_shell() {
+        assert_eq!(shell_word("--len"), "--len");
+        assert_eq!(shell_word("data/x.jsonl:body"), "data/x.jsonl:body");
+        assert_eq!(shell_word("sp ace/c.txt"), "'sp ace/c.txt'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 
     #[test]
     fn output_crate_versions_match_the_lock_file() {

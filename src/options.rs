@@ -13,7 +13,7 @@ use needlework_generators::tasks::TaskParams;
 use needlework_generators::ParamError;
 
 use crate::cli::{
-    ArithArgs, BabilongArgs, CommonArgs, NeedlechainArgs, NiahArgs, PosgenArgs, SortArgs,
+    ArithArgs, BabilongArgs, Command, CommonArgs, NeedlechainArgs, NiahArgs, PosgenArgs, SortArgs,
 };
 use crate::spec;
 use crate::usage::usage;
@@ -41,6 +41,19 @@ pub fn worded(e: ParamError) -> anyhow::Error {
         flag(e.param),
         e.expected
     ))
+}
+
+/// A generating command's task parameters and common options; `None` for the other commands.
+pub fn task_command(command: &Command) -> Option<(Result<TaskParams>, &CommonArgs)> {
+    Some(match command {
+        Command::Niah(a) => (niah(a), &a.common),
+        Command::Needlechain(a) => (needlechain(a), &a.common),
+        Command::Posgen(a) => (posgen(a), &a.common),
+        Command::Sort(a) => (sort(a), &a.common),
+        Command::Arith(a) => (arith(a), &a.common),
+        Command::Babilong(a) => (babilong(a), &a.common),
+        _ => return None,
+    })
 }
 
 /// Whether `--haystack` names a haystack (a diluted chain, hidden sort items).

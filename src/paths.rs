@@ -4,7 +4,8 @@
 //! find the inputs from any working directory. So a path is recorded relative to the working
 //! directory (through `..` when above it), never absolute; content hashes in the recipe
 //! say which bytes were used. `verify` looks for a recorded path where it was given, then below
-//! the dataset directory and each of its ancestors, and accepts an explicit override.
+//! the dataset directory and each of its ancestors, takes the first with the recorded hash,
+//! and accepts an explicit override.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -75,30 +76,34 @@ fn relative(from: &Path, to: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Where a recorded input is now: the recorded path itself (from the working directory, or
-/// absolute in datasets made before paths were recorded portably), else the same relative path
-/// below the dataset directory or any of its ancestors. `None` when it is nowhere.
-pub fn locate(recorded: &str, dataset: &Path) -> Option<String> {
+/// The places a recorded input may be now, in the order `verify` tries them: the recorded
+/// path itself (from the working directory, or absolute in datasets made before paths were
+/// recorded portably), then the same relative path below the dataset directory and each of its
+/// ancestors. Only existing ones, each file once (by its resolved path); empty when it is
+/// nowhere. `verify` takes the first whose content has the recorded hash, so a same-named file
+/// in the working directory does not shadow the right one.
+pub fn candidates(recorded: &str, dataset: &Path) -> Vec<String> {
     let (path, field) = split_field(recorded);
     let suffix = suffix(field);
-    if Path::new(path).exists() {
-        return Some(recorded.to_string());
-    }
-    if Path::new(path).is_absolute() {
-        return None;
-    }
-    let start = dataset
-        .canonicalize()
-        .unwrap_or_else(|_| dataset.to_path_buf());
-    let mut dir: Option<&Path> = Some(&start);
-    while let Some(d) = dir {
-        let candidate: PathBuf = d.join(path);
-        if candidate.exists() {
-            return Some(format!("{}{suffix}", candidate.display()));
+    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    let mut add = |p: &Path, spelled: String| {
+        if let Ok(real) = p.canonicalize() {
+            if !found.iter().any(|(r, _)| *r == real) {
+                found.push((real, spelled));
+            }
         }
-        dir = d.parent();
+    };
+    add(Path::new(path), recorded.to_string());
+    if !Path::new(path).is_absolute() {
+        let start = dataset
+            .canonicalize()
+            .unwrap_or_else(|_| dataset.to_path_buf());
+        for d in start.ancestors() {
+            let candidate = d.join(path);
+            add(&candidate, format!("{}{suffix}", candidate.display()));
+        }
     }
-    None
+    found.into_iter().map(|(_, spelled)| spelled).collect()
 }
 
 /// Largest tokenizer.json read (the largest public ones are a few tens of MiB).
@@ -201,9 +206,20 @@ mod tests {
         std::fs::create_dir_all(project.join("data")).unwrap();
         std::fs::create_dir_all(project.join("runs/one")).unwrap();
         std::fs::write(project.join("data/corpus.jsonl"), "{}").unwrap();
-        let found = locate("data/corpus.jsonl:body", &project.join("runs/one")).unwrap();
-        assert!(found.ends_with("project/data/corpus.jsonl:body"), "{found}");
-        assert!(locate("data/missing.txt", &project.join("runs/one")).is_none());
-        assert!(locate("/no/such/file.txt", &project).is_none());
+        let found = candidates("data/corpus.jsonl:body", &project.join("runs/one"));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].ends_with("project/data/corpus.jsonl:body"),
+            "{found:?}"
+        );
+        // A same-named file nearer the dataset comes after the working directory's, then
+        // the farther one; each file once.
+        std::fs::create_dir_all(project.join("runs/data")).unwrap();
+        std::fs::write(project.join("runs/data/corpus.jsonl"), "{}").unwrap();
+        let found = candidates("data/corpus.jsonl", &project.join("runs/one"));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].ends_with("runs/data/corpus.jsonl"), "{found:?}");
+        assert!(candidates("data/missing.txt", &project.join("runs/one")).is_empty());
+        assert!(candidates("/no/such/file.txt", &project).is_empty());
     }
 }

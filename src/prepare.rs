@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use needlework_generators::tasks::TaskParams;
+use needlework_generators::tokenizer::BUILTIN_TOKENIZERS;
 use needlework_generators::{
     templates, Corpus, Haystack, HaystackKind, Run, Task, Template, Tokenizer,
 };
@@ -14,9 +15,7 @@ use needlework_generators::{
 use crate::cli::CommonArgs;
 use crate::corpus;
 use crate::paths;
-use crate::recipe::{
-    build_parts, derived_canary, valid_split, Recipe, BUILTIN_HAYSTACKS, MAX_SAMPLES,
-};
+use crate::recipe::{build_parts, derived_canary, Recipe, BUILTIN_HAYSTACKS};
 use crate::spec;
 use crate::usage::usage;
 use crate::writer::OutLock;
@@ -27,7 +26,7 @@ pub struct Job {
     pub recipe: Recipe,
     /// (split, task) in generation order; one part except for `posgen --split both` and
     /// several babilong tasks.
-    pub parts: Vec<(String, Box<dyn Task>)>,
+    pub parts: Parts,
     /// Inputs shared by every instance.
     pub run: Run,
     /// The dataset directory.
@@ -40,16 +39,6 @@ pub struct Job {
     pub jsonl: bool,
     /// The lock on `out`, held until the job (and so the generation) is dropped.
     pub _lock: OutLock,
-}
-
-/// A tokenizer, haystack or template as the recipe records it: a built-in name as given, a
-/// path without this machine's directories ([`paths::record`]).
-fn recorded_input(given: &str, builtin: bool) -> String {
-    if builtin {
-        given.to_string()
-    } else {
-        paths::record(given)
-    }
 }
 
 /// `8-4-4-4-12` hexadecimal digits: the canary form training pipelines filter on.
@@ -67,8 +56,18 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The name a recipe records for a built-in tokenizer: the first of its names in
+/// `gen list tokenizers` (`o200k` for `o200k_base`), so every spelling makes one recipe.
+pub fn builtin_tokenizer(name: &str) -> Option<&'static str> {
+    let id = Tokenizer::builtin(name)?.id();
+    BUILTIN_TOKENIZERS
+        .iter()
+        .map(|(n, _)| *n)
+        .find(|n| Tokenizer::builtin(n).is_some_and(|t| t.id() == id))
+}
+
 /// A built-in tokenizer by name, or a tokenizer.json read from disk.
-fn load_tokenizer(name: &str) -> Result<Tokenizer> {
+pub fn load_tokenizer(name: &str) -> Result<Tokenizer> {
     if let Some(tok) = Tokenizer::builtin(name) {
         return Ok(tok);
     }
@@ -82,17 +81,9 @@ fn load_tokenizer(name: &str) -> Result<Tokenizer> {
     )))
 }
 
-/// Load the tokenizer, haystack and template a recipe names, and check the template renders
-/// with the task's variables.
-pub fn prepare_run(
-    task: &dyn Task,
-    tokenizer: &str,
-    haystack: &str,
-    template: &str,
-    seed: u64,
-    reserve: Option<u64>,
-) -> Result<Run> {
-    let tok = load_tokenizer(tokenizer)?;
+/// The haystack a recipe names (a built-in name or a corpus path), prepared for `tok`; `None`
+/// for `none`.
+pub fn load_haystack(task: &dyn Task, haystack: &str, tok: &Tokenizer) -> Result<Option<Haystack>> {
     let (kind, corpus) = match haystack {
         "none" if task.requires_haystack() => {
             return Err(usage(format!(
@@ -101,39 +92,58 @@ pub fn prepare_run(
                 task.variant()
             )))
         }
-        "none" => (None, None),
-        "generated" => (Some(HaystackKind::Generated), None),
-        "noise" => (Some(HaystackKind::Noise), None),
+        "none" => return Ok(None),
+        "generated" => (HaystackKind::Generated, None),
+        "noise" => (HaystackKind::Noise, None),
         "needles" if task.name() != "niah" => {
             return Err(usage(format!(
                 "--haystack needles is only for niah, not {}",
                 task.name()
             )))
         }
-        "needles" => (Some(HaystackKind::Needles), None),
+        "needles" => (HaystackKind::Needles, None),
         path => {
             let docs = corpus::read_documents(path)?;
             let corpus = Corpus::from_documents(path, &docs).map_err(usage)?;
-            (Some(HaystackKind::Corpus), Some(Arc::new(corpus)))
+            (HaystackKind::Corpus, Some(Arc::new(corpus)))
         }
     };
-    let haystack = kind
-        .map(|kind| Haystack::prepare(kind, corpus, &tok).map_err(usage))
-        .transpose()?;
-    let (template_name, source) = load_template(task.name(), template)?;
-    let template = Template::compile(&template_name, &source).map_err(usage)?;
+    Ok(Some(Haystack::prepare(kind, corpus, tok).map_err(usage)?))
+}
+
+/// A built-in template by name or a template file, compiled and checked to render with the
+/// task's variables.
+pub fn load_template(task: &dyn Task, template: &str) -> Result<Template> {
+    let (name, source) = template_source(task.name(), template)?;
+    let template = Template::compile(&name, &source).map_err(usage)?;
     template.frame(&task.example_vars()).map_err(usage)?;
+    Ok(template)
+}
+
+/// Load the tokenizer, haystack and template a recipe names, and check the template renders
+/// with the task's variables.
+pub fn prepare_run(
+    task: &dyn Task,
+    tokenizer: &str,
+    haystack: &str,
+    template: &str,
+    seed: u64,
+    reserve: u64,
+) -> Result<Run> {
+    let tokenizer = load_tokenizer(tokenizer)?;
+    let haystack = load_haystack(task, haystack, &tokenizer)?;
+    let template = load_template(task, template)?;
     Ok(Run {
-        tokenizer: tok,
+        tokenizer,
         haystack,
         template,
         seed,
-        reserve: reserve.unwrap_or(task.default_reserve() as u64),
+        reserve,
         reader: Default::default(),
     })
 }
 
-fn load_template(task: &str, template: &str) -> Result<(String, String)> {
+fn template_source(task: &str, template: &str) -> Result<(String, String)> {
     if let Some(src) = templates::builtin(task, template) {
         return Ok((format!("templates/{task}/{template}.j2"), src.to_string()));
     }
@@ -150,10 +160,44 @@ fn load_template(task: &str, template: &str) -> Result<(String, String)> {
     )))
 }
 
-/// Validate common arguments and build the job.
-pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
+/// How a recipe takes its input names: a command line's paths are recorded portably
+/// ([`paths::record`]); a command rendered from a recipe already holds recorded paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputNames {
+    /// Record each path relative to the working directory.
+    Record,
+    /// Take each name as it stands.
+    AsRecorded,
+}
+
+/// The (split, task) parts of a recipe, in generation order.
+pub type Parts = Vec<(String, Box<dyn Task>)>;
+
+/// The haystack a command asks for: `--haystack`, else `generated` where a haystack is needed
+/// and `none` elsewhere.
+fn haystack_of(common: &CommonArgs, task: &dyn Task) -> String {
+    common.haystack.clone().unwrap_or_else(|| {
+        if task.requires_haystack() {
+            "generated"
+        } else {
+            "none"
+        }
+        .to_string()
+    })
+}
+
+/// The recipe a command line asks for, checked, without reading any input: every field but
+/// the inputs' identities (`tokenizer_id`, `haystack_id`, `template_hash`, filled in once they
+/// are loaded) and a derived canary (empty until then). Every spelling of the same choices
+/// gives the same recipe: lengths and depths as numbers, built-in tokenizers by their first
+/// name, canaries in lower case, input paths recorded portably.
+pub fn plan(
+    options: TaskParams,
+    common: &CommonArgs,
+    names: InputNames,
+) -> Result<(Recipe, Parts)> {
     let parts = build_parts(&options, &common.split)?;
-    let task = &parts[0].1;
+    let task = parts[0].1.as_ref();
     let story_alone = matches!(options, TaskParams::Babilong(_));
     // Tasks with a size of their own need no length target; the others fill 4k.
     let default_len = (!options.native_size()).then_some("4k");
@@ -178,34 +222,6 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
             "--depths does not apply at --len 0: that is the story alone, with no filler",
         ));
     }
-    if common.samples == 0 || common.samples > MAX_SAMPLES {
-        return Err(usage(format!(
-            "invalid --samples {}: expected 1 to 10000000",
-            common.samples
-        )));
-    }
-    if !valid_split(&common.split) {
-        return Err(usage(format!(
-            "invalid --split '{}': split names are letters, digits and underscores, optionally dot-separated (like test or test.v2)",
-            common.split
-        )));
-    }
-    if !matches!(common.compression.as_str(), "zstd" | "snappy" | "none") {
-        return Err(usage(format!(
-            "invalid --compression '{}': expected zstd, snappy or none",
-            common.compression
-        )));
-    }
-    if common.rows_per_file == Some(0) {
-        return Err(usage(
-            "invalid --rows-per-file 0: expected a positive number",
-        ));
-    }
-    let threads = match common.threads {
-        Some(0) => return Err(usage("invalid --threads 0: expected a positive number")),
-        Some(n) => n,
-        None => default_threads(),
-    };
     if let Some(c) = &common.canary {
         if !is_guid(c) {
             return Err(usage(format!(
@@ -221,22 +237,83 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
             task.variant()
         )));
     }
-
-    let haystack = common.haystack.clone().unwrap_or_else(|| {
-        if task.requires_haystack() {
-            "generated"
-        } else {
-            "none"
+    // A path whose recorded spelling is a built-in name (a file `generated` in the working
+    // directory) is recorded as `./generated`, or it would be read back as the built-in.
+    let record = |given: &str, builtin: &dyn Fn(&str) -> bool| -> String {
+        if builtin(given) {
+            return given.to_string();
         }
-        .to_string()
-    });
+        let recorded = match names {
+            InputNames::AsRecorded => given.to_string(),
+            InputNames::Record => paths::record(given),
+        };
+        if builtin(&recorded) {
+            format!("./{recorded}")
+        } else {
+            recorded
+        }
+    };
+    let haystack = haystack_of(common, task);
+    let recipe = Recipe {
+        lengths,
+        depths,
+        samples: common.samples,
+        seed: common.seed,
+        tokenizer: match builtin_tokenizer(&common.tokenizer) {
+            Some(name) => name.to_string(),
+            None => record(&common.tokenizer, &|n| Tokenizer::builtin(n).is_some()),
+        },
+        tokenizer_id: String::new(),
+        reserve: common
+            .reserve
+            .unwrap_or_else(|| task.default_reserve() as u64),
+        haystack: record(&haystack, &|n| BUILTIN_HAYSTACKS.contains(&n)),
+        haystack_id: String::new(),
+        template: record(&common.template, &|n| {
+            templates::builtin(task.name(), n).is_some()
+        }),
+        template_hash: String::new(),
+        split: common.split.clone(),
+        compression: common.compression.clone(),
+        rows_per_file: common.rows_per_file,
+        canary: common
+            .canary
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default(),
+        options,
+    };
+    recipe.check().map_err(usage)?;
+    Ok((recipe, parts))
+}
+
+/// Fill in what loading the inputs tells: their identities, and the canary when it is derived.
+pub fn complete(recipe: &mut Recipe, tokenizer_id: &str, haystack_id: &str, template_hash: &str) {
+    recipe.tokenizer_id = tokenizer_id.to_string();
+    recipe.haystack_id = haystack_id.to_string();
+    recipe.template_hash = template_hash.to_string();
+    if recipe.canary.is_empty() {
+        recipe.canary = derived_canary(recipe);
+    }
+}
+
+/// Validate common arguments and build the job.
+pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
+    let threads = match common.threads {
+        Some(0) => return Err(usage("invalid --threads 0: expected a positive number")),
+        Some(n) => n,
+        None => default_threads(),
+    };
+    let (mut recipe, parts) = plan(options, common, InputNames::Record)?;
+    let task = parts[0].1.as_ref();
+    let haystack = haystack_of(common, task);
     let run = prepare_run(
-        task.as_ref(),
+        task,
         &common.tokenizer,
         &haystack,
         &common.template,
         common.seed,
-        common.reserve,
+        recipe.reserve,
     )?;
     let (mut minimum, mut needs) = (0, String::new());
     for (_, part) in &parts {
@@ -245,7 +322,7 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
             (minimum, needs) = (m, format!("{} {}", part.name(), part.variant()));
         }
     }
-    if let Some(&short) = lengths.iter().find(|&&l| l > 0 && l < minimum) {
+    if let Some(&short) = recipe.lengths.iter().find(|&&l| l > 0 && l < minimum) {
         return Err(usage(format!(
             "--len {short} is too short for {needs} with these options, template, tokenizer and reserve {}: the minimum is {minimum} tokens",
             run.reserve
@@ -256,35 +333,12 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         PathBuf::from("datasets").join(format!("{}-s{}", task.name(), common.seed))
     });
     let lock = check_out(&out, common, &haystack)?;
-
-    let mut recipe = Recipe {
-        options,
-        lengths,
-        depths,
-        samples: common.samples,
-        seed: common.seed,
-        tokenizer: recorded_input(
-            &common.tokenizer,
-            Tokenizer::builtin(&common.tokenizer).is_some(),
-        ),
-        tokenizer_id: run.tokenizer.id(),
-        reserve: run.reserve,
-        haystack: recorded_input(&haystack, BUILTIN_HAYSTACKS.contains(&haystack.as_str())),
-        haystack_id: run.haystack_id(),
-        template: recorded_input(
-            &common.template,
-            templates::builtin(task.name(), &common.template).is_some(),
-        ),
-        template_hash: run.template.content_hash.clone(),
-        split: common.split.clone(),
-        compression: common.compression.clone(),
-        rows_per_file: common.rows_per_file,
-        canary: String::new(),
-    };
-    recipe.canary = match &common.canary {
-        Some(c) => c.clone(),
-        None => derived_canary(&recipe),
-    };
+    complete(
+        &mut recipe,
+        &run.tokenizer.id(),
+        &run.haystack_id(),
+        &run.template.content_hash,
+    );
     Ok(Job {
         recipe,
         parts,

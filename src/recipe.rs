@@ -16,6 +16,12 @@ pub const BUILTIN_HAYSTACKS: &[&str] = &["generated", "noise", "needles", "none"
 /// Most instances per (length, depth) cell.
 pub const MAX_SAMPLES: u64 = 10_000_000;
 
+/// The longest split name.
+pub const MAX_SPLIT: usize = 64;
+
+/// Parquet compressions `--compression` takes.
+pub const COMPRESSIONS: &[&str] = &["zstd", "snappy", "none"];
+
 /// Everything that determines a dataset's content: written to the manifest, read by verify.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Recipe {
@@ -59,14 +65,23 @@ impl Recipe {
         format!("{}_{}", task.name(), task.variant())
     }
 
-    /// Check what the command line checks, for recipes read back from a manifest (which anyone
-    /// can edit): lengths, depths, samples, split, compression. A manifest asking for a 2^64-token
-    /// instance is refused here, not attempted.
+    /// The one check of everything a recipe holds that its parts do not check themselves
+    /// (lengths, depths, samples, reserve, split, compression, rows per file), with one message
+    /// each, worded as the flag that sets it. The command line builds its recipe and checks it
+    /// here; `verify` checks recipes read back from a manifest (which anyone can edit) here too,
+    /// so a manifest asking for a 2^64-token instance is refused, not attempted.
     pub fn check(&self) -> std::result::Result<(), String> {
-        if self.lengths.is_empty() || self.lengths.iter().any(|&l| l > MAX_LENGTH) {
+        if self.lengths.is_empty()
+            || self.lengths.len() as u64 > MAX_DEPTHS
+            || self.lengths.iter().any(|&l| l > MAX_LENGTH)
+        {
             return Err(format!(
-                "lengths {:?}: expected 1 to {} lengths of at most {MAX_LENGTH} tokens",
-                self.lengths, MAX_DEPTHS
+                "invalid --len {}: expected 1 to {MAX_DEPTHS} lengths of at most {MAX_LENGTH} tokens",
+                self.lengths
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
             ));
         }
         if let Some(d) = &self.depths {
@@ -75,33 +90,42 @@ impl Recipe {
                 || d.iter().any(|x| !(0.0..=100.0).contains(x))
             {
                 return Err(format!(
-                    "depths: expected 1 to {MAX_DEPTHS} percents between 0 and 100"
+                    "invalid --depths: expected 1 to {MAX_DEPTHS} percents between 0 and 100"
                 ));
             }
         }
         if self.samples == 0 || self.samples > MAX_SAMPLES {
             return Err(format!(
-                "samples {}: expected 1 to {MAX_SAMPLES}",
+                "invalid --samples {}: expected 1 to {MAX_SAMPLES}",
                 self.samples
             ));
         }
         if self.reserve > MAX_LENGTH {
             return Err(format!(
-                "reserve {}: expected at most {MAX_LENGTH}",
+                "invalid --reserve {}: expected at most {MAX_LENGTH}",
                 self.reserve
             ));
         }
-        if !valid_split(&self.split) {
-            return Err(format!("split '{}' is not a valid split name", self.split));
-        }
-        if !matches!(self.compression.as_str(), "zstd" | "snappy" | "none") {
+        if self.split.chars().count() > MAX_SPLIT {
             return Err(format!(
-                "compression '{}': expected zstd, snappy or none",
+                "invalid --split of {} characters: split names are at most {MAX_SPLIT}",
+                self.split.chars().count()
+            ));
+        }
+        if !valid_split(&self.split) {
+            return Err(format!(
+                "invalid --split '{}': split names are letters, digits and underscores, optionally dot-separated (like test or test.v2)",
+                self.split
+            ));
+        }
+        if !COMPRESSIONS.contains(&self.compression.as_str()) {
+            return Err(format!(
+                "invalid --compression '{}': expected zstd, snappy or none",
                 self.compression
             ));
         }
         if self.rows_per_file == Some(0) {
-            return Err("rows_per_file 0: expected a positive number".into());
+            return Err("invalid --rows-per-file 0: expected a positive number".into());
         }
         Ok(())
     }
@@ -146,50 +170,6 @@ pub fn derived_canary(recipe: &Recipe) -> String {
     needlework_generators::hash::uuid_v4((h >> 64) as u64, h as u64)
 }
 
-/// The command line as the manifest and card record it: the recipe, not the invocation. Flags
-/// that never change content (`--out`, `--threads`, `--quiet`, `--force`) are dropped and input
-/// paths are written as the recipe records them, so the same recipe gives the same manifest
-/// wherever, and with however many threads, it runs.
-pub fn canonical_command(argv: &[String], recipe: &Recipe) -> Vec<String> {
-    const DROPPED_WITH_VALUE: &[&str] = &["--out", "--threads"];
-    const DROPPED: &[&str] = &["--quiet", "-q", "--force"];
-    let recorded = |flag: &str| -> Option<&str> {
-        match flag {
-            "--haystack" => Some(&recipe.haystack),
-            "--template" => Some(&recipe.template),
-            "--tokenizer" => Some(&recipe.tokenizer),
-            _ => None,
-        }
-    };
-    let mut out = Vec::with_capacity(argv.len());
-    let mut args = argv.iter();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
-            _ => (arg.as_str(), None),
-        };
-        if DROPPED.contains(&flag) {
-            continue;
-        }
-        if DROPPED_WITH_VALUE.contains(&flag) {
-            if inline.is_none() {
-                args.next();
-            }
-            continue;
-        }
-        if let Some(value) = recorded(flag) {
-            if inline.is_none() {
-                args.next();
-            }
-            out.push(flag.to_string());
-            out.push(value.to_string());
-            continue;
-        }
-        out.push(arg.clone());
-    }
-    out
-}
-
 /// Hugging Face's split-name rule: `^\w+(\.\w+)*$`.
 pub fn valid_split(s: &str) -> bool {
     !s.is_empty()
@@ -200,43 +180,6 @@ pub fn valid_split(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn commands_record_the_recipe_not_the_invocation() {
-        let recipe: Recipe = serde_json::from_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/datasets-format1/niah/manifest.json"
-            ))
-            .unwrap(),
-        )
-        .map(|m: serde_json::Value| serde_json::from_value(m["recipe"].clone()).unwrap())
-        .unwrap();
-        let mut recipe = recipe;
-        recipe.haystack = "data/corpus.jsonl:body".into();
-        let argv: Vec<String> = [
-            "gen",
-            "niah",
-            "--len",
-            "4k",
-            "--out",
-            "/home/me/x",
-            "--threads=2",
-            "-q",
-            "--haystack",
-            "/home/me/project/data/corpus.jsonl:body",
-            "--force",
-            "--seed",
-            "7",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(
-            canonical_command(&argv, &recipe).join(" "),
-            "gen niah --len 4k --haystack data/corpus.jsonl:body --seed 7"
-        );
-    }
 
     #[test]
     fn split_names_follow_the_hugging_face_rule() {

@@ -344,7 +344,9 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, options: Options) -> Re
         missing,
         unknown,
     };
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    // An --out that cannot be made (below a file, /proc/x, not ours to write) is bad input.
+    std::fs::create_dir_all(out)
+        .map_err(|e| usage(format!("cannot create --out {}: {e}", out.display())))?;
     std::fs::write(
         out.join("scores.json"),
         serde_json::to_string_pretty(&scores)? + "\n",

@@ -1,54 +1,213 @@
-//! `gen verify`: regenerate every row from the manifest and compare content hashes.
+//! `gen verify`: remake the dataset from its manifest's recipe and compare, byte for byte.
+//!
+//! The recipe is run again through the code that wrote the dataset ([`write_parts`]), into a
+//! sink that only hashes, so verify knows the exact bytes of every shard and mirror, and the
+//! manifest those make. Then every file a loader could read must be those bytes, the manifest
+//! must be that manifest (every field, and its formatting), and the card's front matter must be
+//! the one the manifest gives. When a shard differs, its rows are read back and compared with
+//! the regenerated ones to name what changed (a row, or the file's schema, metadata or codec).
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use needlework_generators::hash::content_hash;
-use needlework_generators::{templates, Tokenizer};
+use needlework_generators::{templates, Run, Task, Tokenizer};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
-use xxhash_rust::xxh3::Xxh3;
 
 use crate::cli::InputOverrides;
-use crate::generate::{batch_size, cell_at, make_row};
-use crate::manifest::{card, FileEntry, Manifest, NOT_DATA};
+use crate::command::canonical_command;
+use crate::dataset_files::{check_card, check_file, rows_held, shard_names, unlisted_files};
+use crate::generate::{cell_at, make_row, manifest_of, write_parts, Plan, Workers};
+use crate::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
 use crate::paths;
-use crate::prepare::prepare_run;
+use crate::prepare::{load_haystack, load_template, load_tokenizer};
 use crate::progress::Progress;
-use crate::recipe::{build_parts, BUILTIN_HAYSTACKS};
-use crate::schema::from_batch;
+use crate::recipe::{build_parts, Recipe, BUILTIN_HAYSTACKS};
+use crate::schema::{from_batch, schema};
 use crate::usage::usage;
-use crate::writer::hash_file;
+use crate::writer::{writer_properties, Target};
 
-/// Where a recorded input is now: a built-in name as it is; a path from `--<what>` if given,
-/// else found from the working directory or the dataset upwards ([`paths::locate`]).
-fn resolve_input(
-    what: &str,
-    recorded: &str,
-    builtin: bool,
+/// Most differences between manifests listed one by one.
+const MAX_LISTED: usize = 12;
+
+/// One input the recipe records: the flag that overrides it, its recorded name, and the
+/// identity the dataset was made with.
+struct Recorded<'a> {
+    what: &'static str,
+    name: &'a str,
+    id: &'a str,
+    /// Whether a name is a built-in one (not a path).
+    builtin: &'a dyn Fn(&str) -> bool,
+}
+
+/// The input a recipe records, loaded: a built-in as it is; a path from `--<what>` if given,
+/// else the first of the places it may be ([`paths::candidates`]: the working directory, then
+/// the dataset and its ancestors) whose content has the recorded identity. An override that
+/// does not apply (the dataset used a built-in) is refused; when no candidate matches, the
+/// error names each one tried and what it holds.
+fn pick<T>(
+    rec: &Recorded,
     given: Option<&String>,
     dir: &Path,
-) -> Result<String> {
-    if builtin {
-        return Ok(recorded.to_string());
-    }
-    if let Some(path) = given {
+    load: impl Fn(&str) -> Result<(String, T)>,
+) -> Result<T> {
+    let (what, name) = (rec.what, rec.name);
+    let candidates: Vec<String> = match given {
+        Some(g) if (rec.builtin)(name) => {
+            return Err(usage(if name == "none" {
+                format!("--{what} {g} does not apply: {} was made with no {what}", dir.display())
+            } else {
+                format!(
+                    "--{what} {g} does not apply: {} was made with the built-in {what} '{name}'",
+                    dir.display()
+                )
+            }))
+        }
+        Some(g) if (rec.builtin)(g) => {
+            return Err(usage(format!(
+                "--{what} {g} names a built-in {what}, but {} was made with the file '{name}': pass the path of that file",
+                dir.display()
+            )))
+        }
         // `--haystack moved.jsonl` for a recorded `corpus.jsonl:body` keeps the field.
-        return Ok(
-            match (paths::split_field(path), paths::split_field(recorded)) {
-                ((_, None), (_, Some(field))) => format!("{path}:{field}"),
-                _ => path.clone(),
-            },
-        );
-    }
-    paths::locate(recorded, dir).ok_or_else(|| {
-        usage(format!(
-            "the {what} '{recorded}' this dataset was made with is not found (looked in the working directory and from {} upwards): pass --{what} PATH to say where it is now",
+        Some(g) => vec![match (paths::split_field(g), paths::split_field(name)) {
+            ((_, None), (_, Some(field))) => format!("{g}:{field}"),
+            _ => g.clone(),
+        }],
+        None if (rec.builtin)(name) => vec![name.to_string()],
+        None => paths::candidates(name, dir),
+    };
+    if candidates.is_empty() {
+        return Err(usage(format!(
+            "the {what} '{name}' this dataset was made with is not found (looked in the working directory and from {} upwards): pass --{what} PATH to say where it is now",
             dir.display()
-        ))
+        )));
+    }
+    let mut tried: Vec<String> = Vec::new();
+    let mut first_error = None;
+    for c in &candidates {
+        match load(c) {
+            Ok((id, loaded)) if id == rec.id => return Ok(loaded),
+            Ok((id, _)) => tried.push(format!("{c} holds {id}")),
+            Err(e) => {
+                tried.push(format!("{c} cannot be used ({e})"));
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) if tried.len() == 1 => Err(e),
+        _ => Err(anyhow::anyhow!(
+            "the {what} '{name}' is not the one the dataset was made with (recorded {}): tried {}",
+            rec.id,
+            tried.join("; ")
+        )),
+    }
+}
+
+/// Load the inputs the recipe names, checked against their recorded identities.
+fn rebuild_run(r: &Recipe, task: &dyn Task, inputs: &InputOverrides, dir: &Path) -> Result<Run> {
+    let tokenizer = pick(
+        &Recorded {
+            what: "tokenizer",
+            name: &r.tokenizer,
+            id: &r.tokenizer_id,
+            builtin: &|n| Tokenizer::builtin(n).is_some(),
+        },
+        inputs.tokenizer.as_ref(),
+        dir,
+        |p| load_tokenizer(p).map(|t| (t.id(), t)),
+    )?;
+    let haystack = pick(
+        &Recorded {
+            what: "haystack",
+            name: &r.haystack,
+            id: &r.haystack_id,
+            builtin: &|n| BUILTIN_HAYSTACKS.contains(&n),
+        },
+        inputs.haystack.as_ref(),
+        dir,
+        |p| {
+            let h = load_haystack(task, p, &tokenizer)?;
+            Ok((h.as_ref().map_or_else(|| "none".into(), |h| h.id()), h))
+        },
+    )?;
+    let template = pick(
+        &Recorded {
+            what: "template",
+            name: &r.template,
+            id: &r.template_hash,
+            builtin: &|n| templates::builtin(task.name(), n).is_some(),
+        },
+        inputs.template.as_ref(),
+        dir,
+        |p| load_template(task, p).map(|t| (t.content_hash.clone(), t)),
+    )?;
+    Ok(Run {
+        tokenizer,
+        haystack,
+        template,
+        seed: r.seed,
+        reserve: r.reserve,
+        reader: Default::default(),
     })
+}
+
+/// The build that wrote the dataset must be one whose bytes this build makes: the same
+/// format and the same output crates. Its version is named in every shard (`created_by`),
+/// so it is checked with their bytes.
+fn check_generator(dir: &Path, m: &Manifest) -> Result<()> {
+    let ours = Manifest::generator();
+    let g = &m.generator;
+    if g.format_version != ours.format_version {
+        // Not a mismatch of this format's rows: another format, named, exit 2.
+        return Err(usage(format!(
+            "{} was made with needlework format {}, this gen makes format {}: use needlework {}",
+            dir.display(),
+            g.format_version,
+            ours.format_version,
+            g.version
+        )));
+    }
+    let version_ok = !g.version.is_empty()
+        && g.version.len() <= 64
+        && g.version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c));
+    if g.name != ours.name || !version_ok {
+        return Err(usage(format!(
+            "{} does not name the needlework build that made it (generator '{}' version '{}')",
+            dir.join("manifest.json").display(),
+            g.name.escape_debug(),
+            g.version.escape_debug()
+        )));
+    }
+    if g.crates != ours.crates {
+        let differs: Vec<String> = ours
+            .crates
+            .iter()
+            .filter(|(k, v)| g.crates.get(*k) != Some(v))
+            .map(|(k, v)| {
+                let theirs = g.crates.get(k).map_or("none", String::as_str);
+                format!("{k} {theirs} (this gen has {v})")
+            })
+            .chain(
+                g.crates
+                    .keys()
+                    .filter(|k| !ours.crates.contains_key(*k))
+                    .map(|k| format!("{k} (this gen has none)")),
+            )
+            .collect();
+        return Err(usage(format!(
+            "{} was made with other output crates, whose bytes this gen does not make: {}; use the build that made it (needlework {})",
+            dir.display(),
+            differs.join(", "),
+            g.version
+        )));
+    }
+    Ok(())
 }
 
 /// Check a dataset; print every problem; return whether it is intact.
@@ -59,340 +218,348 @@ pub fn verify(
     inputs: &InputOverrides,
 ) -> Result<bool> {
     let m = Manifest::read(dir)?;
-    let mut problems: Vec<String> = Vec::new();
-    let ours = needlework_generators::FORMAT_VERSION;
-    if m.generator.format_version != ours {
-        // Not a mismatch of this format's rows: another format, named, exit 2.
-        return Err(usage(format!(
-            "{} was made with needlework format {}, this gen makes format {ours}: use needlework {}",
-            dir.display(),
-            m.generator.format_version,
-            m.generator.version
-        )));
-    }
+    check_generator(dir, &m)?;
     let r = &m.recipe;
-    r.check().map_err(|e| {
+    let not_made = |e: String| {
         usage(format!(
             "{} holds a recipe gen does not make: {e}",
             dir.join("manifest.json").display()
         ))
-    })?;
+    };
+    r.check().map_err(not_made)?;
+    // Every recipe gen makes is made by a command; one that none makes was edited.
+    let jsonl = !m.mirrors.is_empty();
+    canonical_command(r, jsonl).map_err(not_made)?;
     let parts = build_parts(&r.options, &r.split)?;
-    let task = &parts[0].1;
-    let tokenizer = resolve_input(
-        "tokenizer",
-        &r.tokenizer,
-        Tokenizer::builtin(&r.tokenizer).is_some(),
-        inputs.tokenizer.as_ref(),
-        dir,
-    )?;
-    let haystack = resolve_input(
-        "haystack",
-        &r.haystack,
-        BUILTIN_HAYSTACKS.contains(&r.haystack.as_str()),
-        inputs.haystack.as_ref(),
-        dir,
-    )?;
-    let template = resolve_input(
-        "template",
-        &r.template,
-        templates::builtin(task.name(), &r.template).is_some(),
-        inputs.template.as_ref(),
-        dir,
-    )?;
-    let run = prepare_run(
-        task.as_ref(),
-        &tokenizer,
-        &haystack,
-        &template,
-        r.seed,
-        Some(r.reserve),
-    )
-    .context("cannot rebuild the run the manifest describes")?;
-    for (what, recorded, now) in [
-        ("tokenizer", &r.tokenizer_id, run.tokenizer.id()),
-        ("haystack", &r.haystack_id, run.haystack_id()),
-        (
-            "template",
-            &r.template_hash,
-            run.template.content_hash.clone(),
-        ),
-    ] {
-        anyhow::ensure!(
-            *recorded == now,
-            "the {what} '{}' is not the one the dataset was made with (recorded {recorded}, found {now})",
-            match what {
-                "tokenizer" => &r.tokenizer,
-                "haystack" => &r.haystack,
-                _ => &r.template,
-            }
-        );
-    }
-    let mut configs: Vec<String> = Vec::new();
-    for (_, t) in &parts {
-        let c = r.config_name(t.as_ref());
-        if !configs.contains(&c) {
-            configs.push(c);
-        }
-    }
-    if configs != m.configs {
+    let run = rebuild_run(r, parts[0].1.as_ref(), inputs, dir)?;
+    // Regenerating costs as much as generating: a manifest claiming more rows than its files
+    // hold is reported without remaking them, so an edited manifest cannot make verify run
+    // for hours.
+    let claimed = r.row_count() * parts.len() as u64;
+    let (held, mut problems) = rows_held(dir, &m);
+    if claimed > held {
         problems.push(format!(
-            "manifest configs '{}' do not match its recipe ('{}')",
-            m.configs.join(", "),
-            configs.join(", ")
+            "its recipe makes {claimed} rows, the files the manifest lists hold {held}: not regenerated"
         ));
-    }
-    let per_part = r.row_count();
-    let expected_rows = per_part * parts.len() as u64;
-    if m.rows != expected_rows || m.files.iter().map(|f| f.rows).sum::<u64>() != expected_rows {
-        problems.push(format!(
-            "manifest lists {} rows, its recipe makes {expected_rows}",
-            m.rows
-        ));
-    }
-
-    problems.extend(shard_names(&m));
-    problems.extend(unlisted_files(dir, &m));
-    problems.extend(check_card(dir, &m));
-    for mirror in &m.mirrors {
-        check_file(dir, mirror, &mut problems)?;
+        return Ok(report(dir, &problems, None));
     }
 
     let threads = threads.unwrap_or_else(crate::prepare::default_threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
-    let batch = batch_size(r, threads);
-    let progress = Progress::new(expected_rows, quiet, "verifying");
-    let mut dataset = Xxh3::new();
-    let mut checked = 0u64;
-    // Rows are numbered within their config and split.
-    let mut next_index: std::collections::BTreeMap<(&str, &str), u64> = Default::default();
-    for file in &m.files {
-        let Some((_, task)) = parts
-            .iter()
-            .find(|(s, t)| *s == file.split && r.config_name(t.as_ref()) == file.config)
-        else {
-            problems.push(format!(
-                "file {} is in config '{}' split '{}', which the recipe does not make",
-                file.path, file.config, file.split
-            ));
-            continue;
-        };
-        let index_slot = next_index
+    let progress = Progress::new(r.row_count() * parts.len() as u64, quiet, "verifying");
+    let plan = Plan {
+        recipe: r,
+        parts: &parts,
+        run: &run,
+    };
+    let workers = Workers {
+        pool: &pool,
+        threads,
+        progress: &progress,
+    };
+    let version = m.generator.version.clone();
+    let written = write_parts(&plan, &workers, &Target::Hash, jsonl, &version)?;
+    progress.finish();
+    let expected = manifest_of(
+        r.clone(),
+        written,
+        Generator {
+            version: version.clone(),
+            ..Manifest::generator()
+        },
+    )
+    .map_err(|e| usage(format!("{e:#}")))?;
+
+    let mut problems: Vec<String> = Vec::new();
+    problems.extend(shard_names(&m));
+    problems.extend(compare_manifest(dir, &expected));
+    problems.extend(unlisted_files(dir, &expected));
+    problems.extend(check_card(dir, &expected));
+    let mut index: std::collections::BTreeMap<(&str, &str), u64> = Default::default();
+    for file in &expected.files {
+        let start = index
             .entry((file.config.as_str(), file.split.as_str()))
             .or_insert(0);
-        let mut index = *index_slot;
-        *index_slot += file.rows;
-        let path = dir.join(&file.path);
+        let range = *start..*start + file.rows;
+        *start += file.rows;
         if !check_file(dir, file, &mut problems)? {
-            continue;
+            let (_, task) = parts
+                .iter()
+                .find(|(s, t)| *s == file.split && r.config_name(t.as_ref()) == file.config)
+                .ok_or_else(|| anyhow::anyhow!("no part makes {}", file.path))?;
+            problems.extend(diagnose(
+                dir,
+                file,
+                range,
+                &plan,
+                &pool,
+                task.as_ref(),
+                &version,
+            ));
         }
-        let start = index;
-        let read = (|| -> Result<u64> {
-            let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path)?)?
-                .with_batch_size(batch)
-                .build()?;
-            let mut in_file = 0u64;
-            for b in reader {
-                let stored = from_batch(&b?)?;
-                let base = index;
-                let fresh: Vec<Result<_>> = pool.install(|| {
-                    (0..stored.len() as u64)
-                        .into_par_iter()
-                        .map(|k| {
-                            let i = base + k;
-                            if i >= per_part {
-                                anyhow::bail!("more rows than the recipe makes");
-                            }
-                            make_row(task.as_ref(), &run, r, &cell_at(r, i))
-                        })
-                        .collect()
-                });
-                for (s, f) in stored.iter().zip(fresh) {
-                    let f = f?;
-                    dataset.update(f.content_hash.as_bytes());
-                    let recomputed = content_hash(&s.row.instance);
-                    if s.row.id != f.id
-                        || recomputed != f.content_hash
-                        || s.row.content_hash != f.content_hash
-                        || s.row.provenance_hash != f.provenance_hash
-                        || s.canary != r.canary
-                    {
-                        let what = if s.row.id != f.id {
-                            format!("expected row {} here", f.id)
-                        } else if recomputed != f.content_hash {
-                            "content differs from what its provenance regenerates".to_string()
-                        } else if s.canary != r.canary {
-                            "canary differs".to_string()
-                        } else {
-                            "stored hash differs".to_string()
-                        };
-                        problems.push(format!(
-                            "row {} ({} row {}): {what}",
-                            s.row.id,
-                            file.path,
-                            index - start
-                        ));
-                    }
-                    index += 1;
-                    in_file += 1;
-                    checked += 1;
-                    progress.advance(s.row.instance.length);
+    }
+    for mirror in &expected.mirrors {
+        check_file(dir, mirror, &mut problems)?;
+    }
+    Ok(report(dir, &problems, Some(&expected)))
+}
+
+/// Print the outcome; whether the dataset is intact.
+fn report(dir: &Path, problems: &[String], expected: Option<&Manifest>) -> bool {
+    match expected {
+        Some(e) if problems.is_empty() => {
+            println!(
+                "ok: {} rows of {} regenerate identically, every file byte for byte (dataset hash {})",
+                e.rows,
+                e.configs.join(", "),
+                e.dataset_hash
+            );
+            true
+        }
+        _ => {
+            for p in problems {
+                println!("mismatch: {p}");
+            }
+            println!(
+                "FAILED: {} problem(s) in {} ({} rows regenerated)",
+                problems.len(),
+                dir.display(),
+                expected.map_or(0, |e| e.rows)
+            );
+            false
+        }
+    }
+}
+
+/// The manifest must be the one the recipe makes: every field (files, hashes, command, crate
+/// versions, not_data, …) and, since equal recipes give byte-identical directories, its bytes.
+fn compare_manifest(dir: &Path, expected: &Manifest) -> Vec<String> {
+    let (Ok(mut found), Ok(want)) = (
+        std::fs::read(dir.join("manifest.json"))
+            .map_err(anyhow::Error::from)
+            .and_then(|b| Ok(serde_json::from_slice::<serde_json::Value>(&b)?)),
+        serde_json::to_value(expected),
+    ) else {
+        return vec!["manifest.json cannot be read back".into()];
+    };
+    let mut out = Vec::new();
+    diff_json("", &mut found, &want, &mut out);
+    if out.len() > MAX_LISTED {
+        let more = out.len() - MAX_LISTED;
+        out.truncate(MAX_LISTED);
+        out.push(format!("manifest.json: {more} more differences"));
+    }
+    if out.is_empty() {
+        let text = serde_json::to_string_pretty(expected).unwrap_or_default() + "\n";
+        let bytes = std::fs::read(dir.join("manifest.json")).unwrap_or_default();
+        if bytes != text.as_bytes() {
+            out.push(
+                "manifest.json holds what its recipe makes, but not as gen writes it (spacing, key order or escapes differ)"
+                    .into(),
+            );
+        }
+    }
+    out
+}
+
+/// Differences between a manifest as found and as its recipe makes it, one line per leaf.
+fn diff_json(
+    at: &str,
+    found: &mut serde_json::Value,
+    want: &serde_json::Value,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    let short = |v: &Value| {
+        let s = v.to_string();
+        if s.chars().count() > 80 {
+            format!("{}…", s.chars().take(80).collect::<String>())
+        } else {
+            s
+        }
+    };
+    let key = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match (found, want) {
+        (Value::Object(f), Value::Object(w)) => {
+            for (k, wv) in w {
+                match f.get_mut(k) {
+                    Some(fv) => diff_json(&key(k), fv, wv, out),
+                    None => out.push(format!("manifest.json: {} is missing", key(k))),
                 }
             }
-            Ok(in_file)
-        })();
-        match read {
-            Ok(n) if n == file.rows => {}
-            Ok(n) => problems.push(format!(
-                "file {} has {n} rows, the manifest says {}",
-                file.path, file.rows
-            )),
-            Err(e) => problems.push(format!("cannot read file {}: {e:#}", file.path)),
-        }
-    }
-    progress.finish();
-    let hash = format!("{:032x}", dataset.digest128());
-    if problems.is_empty() && hash != m.dataset_hash {
-        problems.push(format!(
-            "dataset hash {hash} differs from the manifest's {}",
-            m.dataset_hash
-        ));
-    }
-    if problems.is_empty() {
-        println!(
-            "ok: {checked} rows of {} regenerate identically (dataset hash {hash})",
-            m.configs.join(", ")
-        );
-        Ok(true)
-    } else {
-        for p in &problems {
-            println!("mismatch: {p}");
-        }
-        println!(
-            "FAILED: {} problem(s) in {} ({checked} rows checked)",
-            problems.len(),
-            dir.display()
-        );
-        Ok(false)
-    }
-}
-
-/// Files a loader could read that the manifest does not list: anything but the manifest, the
-/// card, listed files and mirrors (hidden files included), and, in the folders tools write
-/// later ([`NOT_DATA`]), any data file a glob would still pick up. An extra `other/x.parquet`
-/// would be read by `*/*.parquet`.
-fn unlisted_files(dir: &Path, m: &Manifest) -> Vec<String> {
-    /// Files a glob loader reads wherever they are, tool folders included.
-    fn is_data(name: &str) -> bool {
-        [".parquet", ".jsonl", ".arrow", ".csv"]
-            .iter()
-            .any(|ext| name.to_ascii_lowercase().ends_with(ext))
-    }
-    fn walk(dir: &Path, rel: &str, tool: bool, out: &mut Vec<String>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let path = if rel.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel}/{name}")
-            };
-            let tool = tool || (rel.is_empty() && NOT_DATA.contains(&name.as_str()));
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                walk(&e.path(), &path, tool, out);
-            } else if !tool || is_data(&name) {
-                out.push(path);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(dir, "", false, &mut found);
-    found.sort();
-    let listed: BTreeSet<&str> = m
-        .files
-        .iter()
-        .chain(&m.mirrors)
-        .map(|f| f.path.as_str())
-        .chain(["manifest.json", "README.md"])
-        .collect();
-    found
-        .into_iter()
-        .filter(|p| !listed.contains(p.as_str()))
-        .map(|p| format!("unexpected file {p} (not in the manifest; a loader could read it)"))
-        .collect()
-}
-
-/// The card's YAML front matter tells loaders which files make which config: it must be the
-/// one the manifest gives. (The prose below it is free to edit.)
-fn check_card(dir: &Path, m: &Manifest) -> Vec<String> {
-    fn front_matter(text: &str) -> Option<&str> {
-        let rest = text.strip_prefix("---\n")?;
-        let end = rest.find("\n---\n")?;
-        Some(&rest[..end])
-    }
-    let expected = card(m);
-    let text = crate::paths::read_input(&dir.join("README.md"), 64 << 20, "dataset card")
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok());
-    match text.ok_or(()) {
-        Err(_) => vec!["missing or unreadable file README.md (the dataset card)".to_string()],
-        Ok(text) if front_matter(&text) != front_matter(&expected) => vec![
-            "README.md front matter differs from the configs the manifest makes (loaders read it)"
-                .to_string(),
-        ],
-        Ok(_) => Vec::new(),
-    }
-}
-
-/// A listed file's presence, size and hash against the manifest; false when it is missing.
-fn check_file(dir: &Path, entry: &FileEntry, problems: &mut Vec<String>) -> Result<bool> {
-    let path = dir.join(&entry.path);
-    if !path.exists() {
-        problems.push(format!("missing file {}", entry.path));
-        return Ok(false);
-    }
-    if !path.metadata().is_ok_and(|m| m.is_file()) {
-        problems.push(format!("file {} is not a regular file", entry.path));
-        return Ok(false);
-    }
-    let (bytes, xxh3) = hash_file(&path)?;
-    if bytes != entry.bytes || xxh3 != entry.xxh3 {
-        problems.push(format!(
-            "file {} changed: {bytes} bytes, xxh3 {xxh3} (manifest: {} bytes, {})",
-            entry.path, entry.bytes, entry.xxh3
-        ));
-    }
-    Ok(true)
-}
-
-/// Shards must be listed in order under the names their position gives them
-/// (`config/split-0000k-of-0000n.parquet`): loaders read them in name order, and rows are in
-/// (length, depth, sample) order only if the names follow the manifest.
-fn shard_names(m: &Manifest) -> Vec<String> {
-    let mut groups: Vec<((&str, &str), Vec<&FileEntry>)> = Vec::new();
-    for f in &m.files {
-        let key = (f.config.as_str(), f.split.as_str());
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(f),
-            None => groups.push((key, vec![f])),
-        }
-    }
-    let mut problems = Vec::new();
-    for ((config, split), files) in groups {
-        let n = files.len();
-        for (k, f) in files.iter().enumerate() {
-            let expected = format!("{config}/{split}-{k:05}-of-{n:05}.parquet");
-            if f.path != expected {
-                problems.push(format!(
-                    "file {} is listed where {expected} belongs (shards out of order or renamed)",
-                    f.path
+            for k in f.keys().filter(|k| !w.contains_key(*k)) {
+                out.push(format!(
+                    "manifest.json: {} is not a field gen writes",
+                    key(k)
                 ));
             }
         }
+        (Value::Array(f), Value::Array(w)) if f.len() == w.len() => {
+            for (i, (fv, wv)) in f.iter_mut().zip(w).enumerate() {
+                diff_json(&format!("{at}[{i}]"), fv, wv, out);
+            }
+        }
+        (f, w) if f != w => out.push(format!(
+            "manifest.json: {at} is {}, its recipe makes {}",
+            short(f),
+            short(w)
+        )),
+        _ => {}
     }
+}
+
+/// A shard whose bytes differ from the ones the recipe makes: what differs. Its encoding
+/// (schema, key-value metadata, codec, writer) is compared with the writer's, then its rows
+/// (`range` of its part) with regenerated ones, each named by id.
+fn diagnose(
+    dir: &Path,
+    file: &FileEntry,
+    range: std::ops::Range<u64>,
+    plan: &Plan,
+    pool: &rayon::ThreadPool,
+    task: &dyn Task,
+    version: &str,
+) -> Vec<String> {
+    let r = plan.recipe;
+    let path = dir.join(&file.path);
+    let mut problems = Vec::new();
+    let builder = match std::fs::File::open(&path)
+        .map_err(anyhow::Error::from)
+        .and_then(|f| Ok(ParquetRecordBatchReaderBuilder::try_new(f)?))
+    {
+        Ok(b) => b,
+        Err(e) => return vec![format!("cannot read file {}: {e:#}", file.path)],
+    };
+    // The encoding, against what the writer sets.
+    let mut encoding = Vec::new();
+    if builder.schema().fields() != schema().fields() {
+        encoding.push("its schema (column names, types, nullability or order)".to_string());
+    }
+    let meta = builder.metadata().file_metadata();
+    let kv: Vec<(String, Option<String>)> = meta
+        .key_value_metadata()
+        .map(|kv| {
+            kv.iter()
+                .filter(|e| e.key != "ARROW:schema")
+                .map(|e| (e.key.clone(), e.value.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let want_kv = vec![
+        ("needlework.canary".to_string(), Some(r.canary.clone())),
+        (
+            "needlework.notice".to_string(),
+            Some(CANARY_NOTICE.to_string()),
+        ),
+    ];
+    if kv != want_kv {
+        encoding.push("its key-value metadata".into());
+    }
+    if meta.created_by() != Some(format!("needlework {version}").as_str()) {
+        encoding.push(format!(
+            "its writer ('{}', not 'needlework {version}')",
+            meta.created_by().unwrap_or("none")
+        ));
+    }
+    if let Ok(props) = writer_properties(&r.compression, &r.canary, version) {
+        let want = props.compression(&parquet::schema::types::ColumnPath::from("input"));
+        let codecs: BTreeSet<String> = builder
+            .metadata()
+            .row_groups()
+            .iter()
+            .flat_map(|g| g.columns().iter().map(|c| c.compression()))
+            .filter(|c| *c != want)
+            .map(|c| c.to_string())
+            .collect();
+        if !codecs.is_empty() {
+            encoding.push(format!(
+                "its compression ({}, not {})",
+                codecs.into_iter().collect::<Vec<_>>().join(", "),
+                r.compression
+            ));
+        }
+    }
+    if !encoding.is_empty() {
+        problems.push(format!(
+            "file {} is not as gen writes it: {} differ",
+            file.path,
+            encoding.join(", ")
+        ));
+    }
+    // The rows, against regenerated ones.
+    let reader = match builder.build() {
+        Ok(reader) => reader,
+        Err(e) => {
+            problems.push(format!("cannot read file {}: {e}", file.path));
+            return problems;
+        }
+    };
+    let mut index = range.start;
+    let mut rows_problems = Vec::new();
+    for batch in reader {
+        let stored = match batch
+            .map_err(anyhow::Error::from)
+            .and_then(|b| from_batch(&b))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                problems.push(format!("cannot read file {}: {e:#}", file.path));
+                return problems;
+            }
+        };
+        let base = index;
+        let fresh: Vec<Option<Result<crate::schema::Row>>> = pool.install(|| {
+            (0..stored.len() as u64)
+                .into_par_iter()
+                .map(|k| {
+                    let i = base + k;
+                    (i < range.end).then(|| make_row(task, plan.run, r, &cell_at(r, i)))
+                })
+                .collect()
+        });
+        for (s, f) in stored.iter().zip(fresh) {
+            let at = index - range.start;
+            index += 1;
+            let Some(Ok(f)) = f else {
+                continue;
+            };
+            let what = if s.row.id != f.id {
+                format!("expected row {} here", f.id)
+            } else if content_hash(&s.row.instance) != f.content_hash {
+                "content differs from what its provenance regenerates".to_string()
+            } else if s.canary != r.canary {
+                "canary differs".to_string()
+            } else if s.row.content_hash != f.content_hash
+                || s.row.provenance_hash != f.provenance_hash
+            {
+                "stored hash differs".to_string()
+            } else {
+                continue;
+            };
+            rows_problems.push(format!("row {} ({} row {at}): {what}", s.row.id, file.path));
+        }
+    }
+    let n = index - range.start;
+    if n != file.rows {
+        problems.push(format!(
+            "file {} has {n} rows, its recipe makes {}",
+            file.path, file.rows
+        ));
+    }
+    if problems.is_empty() && rows_problems.is_empty() {
+        problems.push(format!(
+            "file {} holds the recipe's rows, but its bytes differ from the ones gen writes (row groups, pages or encodings)",
+            file.path
+        ));
+    }
+    problems.extend(rows_problems);
     problems
 }

@@ -67,10 +67,29 @@ pub struct OutLock {
 
 impl OutLock {
     /// Take the lock for `out`, creating its parent directory if needed.
+    ///
+    /// An `--out` that cannot be made (below a file, on a read-only or pseudo file system, in a
+    /// directory we may not write) is bad input: exit 2, one line naming it, before any work.
     pub fn acquire(out: &Path) -> Result<OutLock> {
         let (parent, name) = parent_and_name(out);
-        fs::create_dir_all(&parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
+        if let Some(file) = parent
+            .ancestors()
+            .find(|a| a.exists())
+            .filter(|a| !a.is_dir())
+        {
+            return Err(usage(format!(
+                "cannot create --out {}: {} is a file, not a directory",
+                out.display(),
+                file.display()
+            )));
+        }
+        fs::create_dir_all(&parent).map_err(|e| {
+            usage(format!(
+                "cannot create --out {}: cannot create {} ({e})",
+                out.display(),
+                parent.display()
+            ))
+        })?;
         let path = parent.join(format!(".{name}.lock"));
         for _ in 0..2 {
             match fs::OpenOptions::new()
@@ -107,7 +126,11 @@ impl OutLock {
                     }
                 }
                 Err(e) => {
-                    return Err(e).with_context(|| format!("cannot create {}", path.display()))
+                    return Err(usage(format!(
+                        "cannot write --out {}: cannot create files in {} ({e})",
+                        out.display(),
+                        parent.display()
+                    )))
                 }
             }
         }
@@ -230,9 +253,60 @@ impl Drop for Staging {
     }
 }
 
+/// Where a [`ShardWriter`]'s bytes go: files under a directory (the staging directory), or
+/// nowhere: only counted and hashed, so `verify` can compare the files it finds with the bytes
+/// the recipe makes, through the very code that wrote them.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Write files under this directory.
+    Dir(PathBuf),
+    /// Write nothing; hash what would be written.
+    Hash,
+}
+
+/// A byte sink that hashes (xxh3-128) and counts what goes through it, and writes it to a file
+/// when it has one.
+struct Sink {
+    file: Option<BufWriter<File>>,
+    hash: Xxh3,
+    bytes: u64,
+}
+
+impl Sink {
+    fn new(file: Option<File>) -> Sink {
+        Sink {
+            file: file.map(BufWriter::new),
+            hash: Xxh3::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Flush the file, if any; the size and hash of everything written.
+    fn finish(mut self) -> std::io::Result<(u64, String)> {
+        self.flush()?;
+        Ok((self.bytes, format!("{:032x}", self.hash.digest128())))
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = match self.file.as_mut() {
+            Some(f) => f.write(buf)?,
+            None => buf.len(),
+        };
+        self.hash.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
 /// Streams rows of one config into shards.
 pub struct ShardWriter {
-    root: PathBuf,
+    target: Target,
     config: String,
     split: String,
     props: WriterProperties,
@@ -242,19 +316,32 @@ pub struct ShardWriter {
     current: Option<OpenFile>,
     pending: Vec<Row>,
     pending_bytes: usize,
-    parts: Vec<(u64, bool)>,
+    parts: Vec<ClosedFile>,
     rows: u64,
 }
 
 struct OpenFile {
-    parquet: ArrowWriter<BufWriter<File>>,
-    jsonl: Option<(BufWriter<File>, PathBuf)>,
+    parquet: ArrowWriter<Sink>,
+    jsonl: Option<(Sink, PathBuf)>,
     rows: u64,
     bytes: u64,
 }
 
-/// Writer properties that make file bytes reproducible and suit long text.
-pub fn writer_properties(compression: &str, canary: &str) -> Result<WriterProperties> {
+/// A closed shard: its rows, and the size and hash of it and of its mirror.
+struct ClosedFile {
+    rows: u64,
+    parquet: (u64, String),
+    jsonl: Option<(u64, String)>,
+}
+
+/// Writer properties that make file bytes reproducible and suit long text. `version` is the
+/// `gen` version named in each file's `created_by` (this build's when generating; the
+/// manifest's when `verify` remakes the bytes).
+pub fn writer_properties(
+    compression: &str,
+    canary: &str,
+    version: &str,
+) -> Result<WriterProperties> {
     let compression = match compression {
         "zstd" => Compression::ZSTD(ZstdLevel::try_new(3)?),
         "snappy" => Compression::SNAPPY,
@@ -263,7 +350,7 @@ pub fn writer_properties(compression: &str, canary: &str) -> Result<WriterProper
     let input = ColumnPath::from("input");
     Ok(WriterProperties::builder()
         .set_compression(compression)
-        .set_created_by(format!("needlework {}", env!("CARGO_PKG_VERSION")))
+        .set_created_by(format!("needlework {version}"))
         .set_max_row_group_row_count(None)
         .set_column_dictionary_enabled(input.clone(), false)
         .set_column_statistics_enabled(input, EnabledStatistics::None)
@@ -277,28 +364,37 @@ pub fn writer_properties(compression: &str, canary: &str) -> Result<WriterProper
         .build())
 }
 
+/// How one config's shards are cut and encoded: everything in a recipe that shapes file bytes
+/// but not rows.
+pub struct Layout<'a> {
+    /// `zstd`, `snappy` or `none`.
+    pub compression: &'a str,
+    /// Rows per file, when fixed.
+    pub rows_per_file: Option<u64>,
+    /// The canary GUID (the `canary` column and the key-value metadata).
+    pub canary: &'a str,
+    /// Also JSON Lines mirrors.
+    pub jsonl: bool,
+    /// The `gen` version named in `created_by`.
+    pub version: &'a str,
+}
+
 impl ShardWriter {
-    /// A writer for one config and split under `root` (the staging directory); shards are
-    /// named `part-NNNNN` until [`ShardWriter::finish`] knows how many there are.
-    pub fn new(
-        root: &Path,
-        config: &str,
-        split: &str,
-        compression: &str,
-        rows_per_file: Option<u64>,
-        canary: &str,
-        jsonl: bool,
-    ) -> Result<Self> {
-        fs::create_dir_all(root.join(config))
-            .with_context(|| format!("cannot create {}", root.join(config).display()))?;
+    /// A writer for one config and split into `target`; shards are named `part-NNNNN` until
+    /// [`ShardWriter::finish`] knows how many there are.
+    pub fn new(target: &Target, config: &str, split: &str, layout: &Layout) -> Result<Self> {
+        if let Target::Dir(root) = target {
+            fs::create_dir_all(root.join(config))
+                .with_context(|| format!("cannot create {}", root.join(config).display()))?;
+        }
         Ok(ShardWriter {
-            root: root.to_path_buf(),
+            target: target.clone(),
             config: config.to_string(),
             split: split.to_string(),
-            props: writer_properties(compression, canary)?,
-            rows_per_file,
-            canary: canary.to_string(),
-            jsonl,
+            props: writer_properties(layout.compression, layout.canary, layout.version)?,
+            rows_per_file: layout.rows_per_file,
+            canary: layout.canary.to_string(),
+            jsonl: layout.jsonl,
             current: None,
             pending: Vec::new(),
             pending_bytes: 0,
@@ -308,15 +404,30 @@ impl ShardWriter {
     }
 
     fn part_path(&self, k: usize, ext: &str) -> PathBuf {
-        self.root
-            .join(&self.config)
-            .join(format!("part-{k:05}.{ext}"))
+        let rel = Path::new(&self.config).join(format!("part-{k:05}.{ext}"));
+        match &self.target {
+            Target::Dir(root) => root.join(rel),
+            Target::Hash => rel,
+        }
+    }
+
+    /// A sink for part `k`: a new file, or none when only hashing.
+    fn sink(&self, k: usize, ext: &str) -> Result<Sink> {
+        Ok(Sink::new(match self.target {
+            Target::Dir(_) => {
+                let path = self.part_path(k, ext);
+                Some(
+                    File::create(&path)
+                        .with_context(|| format!("cannot create {}", path.display()))?,
+                )
+            }
+            Target::Hash => None,
+        }))
     }
 
     /// The Parquet file being written (or about to be opened), for error messages.
     fn writing(&self) -> PathBuf {
-        let k = self.parts.len() - usize::from(self.current.is_some());
-        self.part_path(k, "parquet")
+        self.part_path(self.parts.len(), "parquet")
     }
 
     /// Append one row (rows must arrive in dataset order). A failure names the file.
@@ -329,14 +440,10 @@ impl ShardWriter {
     fn push_row(&mut self, row: Row) -> Result<()> {
         if self.current.is_none() {
             let k = self.parts.len();
-            let file = File::create(self.part_path(k, "parquet"))?;
             let parquet =
-                ArrowWriter::try_new(BufWriter::new(file), schema(), Some(self.props.clone()))?;
+                ArrowWriter::try_new(self.sink(k, "parquet")?, schema(), Some(self.props.clone()))?;
             let jsonl = if self.jsonl {
-                let path = self.part_path(k, "jsonl");
-                let file = File::create(&path)
-                    .with_context(|| format!("cannot create {}", path.display()))?;
-                Some((BufWriter::new(file), path))
+                Some((self.sink(k, "jsonl")?, self.part_path(k, "jsonl")))
             } else {
                 None
             };
@@ -346,7 +453,6 @@ impl ShardWriter {
                 rows: 0,
                 bytes: 0,
             });
-            self.parts.push((0, self.jsonl));
         }
         let size = row.instance.input.len() + row.instance.params.len() + 256;
         self.rows += 1;
@@ -393,22 +499,25 @@ impl ShardWriter {
     fn close_file(&mut self) -> Result<()> {
         self.flush_group()?;
         if let Some(cur) = self.current.take() {
-            let rows = cur.rows;
-            let mut inner = cur.parquet.into_inner()?;
-            inner.flush()?;
-            if let Some((mut j, path)) = cur.jsonl {
-                j.flush()
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-            }
-            if let Some(last) = self.parts.last_mut() {
-                last.0 = rows;
-            }
+            let parquet = cur.parquet.into_inner()?.finish()?;
+            let jsonl = match cur.jsonl {
+                Some((j, path)) => Some(
+                    j.finish()
+                        .with_context(|| format!("cannot write {}", path.display()))?,
+                ),
+                None => None,
+            };
+            self.parts.push(ClosedFile {
+                rows: cur.rows,
+                parquet,
+                jsonl,
+            });
         }
         Ok(())
     }
 
-    /// Close everything, give the shards their final names, and hash them.
-    /// Returns the Parquet files, the JSON Lines mirrors, and the number of rows written.
+    /// Close everything, give the shards their final names, and list them with their sizes
+    /// and hashes. Returns the Parquet files, the JSON Lines mirrors, and the number of rows.
     pub fn finish(mut self) -> Result<Written> {
         let path = self.writing();
         self.close_file()
@@ -419,30 +528,27 @@ impl ShardWriter {
             mirrors: Vec::new(),
             rows: self.rows,
         };
-        for (k, &(rows, jsonl)) in self.parts.iter().enumerate() {
+        for (k, part) in self.parts.iter().enumerate() {
             let name = format!("{}-{k:05}-of-{n:05}", self.split);
-            let entry = |ext: &str, from: PathBuf| -> Result<FileEntry> {
+            let entry = |ext: &str, (bytes, xxh3): &(u64, String)| -> Result<FileEntry> {
                 let rel = format!("{}/{name}.{ext}", self.config);
-                let dest = self.root.join(&rel);
-                fs::rename(&from, &dest)
-                    .with_context(|| format!("cannot move {} into place", dest.display()))?;
-                let (bytes, xxh3) = hash_file(&dest)?;
+                if let Target::Dir(root) = &self.target {
+                    let dest = root.join(&rel);
+                    fs::rename(self.part_path(k, ext), &dest)
+                        .with_context(|| format!("cannot move {} into place", dest.display()))?;
+                }
                 Ok(FileEntry {
                     path: rel,
                     config: self.config.clone(),
                     split: self.split.clone(),
-                    rows,
-                    bytes,
-                    xxh3,
+                    rows: part.rows,
+                    bytes: *bytes,
+                    xxh3: xxh3.clone(),
                 })
             };
-            written
-                .files
-                .push(entry("parquet", self.part_path(k, "parquet"))?);
-            if jsonl {
-                written
-                    .mirrors
-                    .push(entry("jsonl", self.part_path(k, "jsonl"))?);
+            written.files.push(entry("parquet", &part.parquet)?);
+            if let Some(j) = &part.jsonl {
+                written.mirrors.push(entry("jsonl", j)?);
             }
         }
         Ok(written)

@@ -384,3 +384,129 @@ fn write_errors_name_the_file() {
     );
     assert_eq!(names(t.path()), Vec::<String>::new(), "nothing left behind");
 }
+
+/// Review hole 3: `--out /proc/x` exited 1 with a message about a lock file. An `--out` that
+/// cannot be made (on a pseudo file system, below a file, in a read-only directory) is bad
+/// input: exit 2, one line naming it, nothing written.
+#[test]
+fn an_out_that_cannot_be_made_exits_2() {
+    let t = tmp();
+    if Path::new("/proc/self").exists() {
+        let res = gen(&["niah", "--len", "1k", "--out", "/proc/x", "-q"]);
+        assert_one_line(&res, &["--out /proc/x"]);
+    }
+    let file = t.path().join("f");
+    std::fs::write(&file, "a file").unwrap();
+    let below = file.join("x");
+    let res = gen(&[
+        "niah",
+        "--len",
+        "1k",
+        "--out",
+        below.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_one_line(&res, &["--out", "f/x", "is a file, not a directory"]);
+    let deeper = file.join("x/y");
+    let res = gen(&[
+        "niah",
+        "--len",
+        "1k",
+        "--out",
+        deeper.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_one_line(&res, &["is a file, not a directory"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a file");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let ro = t.path().join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        // Root writes anywhere: the check means something only for other users.
+        if std::fs::write(ro.join("probe"), "").is_err() {
+            let out = ro.join("x");
+            let res = gen(&["niah", "--len", "1k", "--out", out.to_str().unwrap(), "-q"]);
+            assert_one_line(&res, &["--out", "ro/x"]);
+            assert_eq!(names(&ro), Vec::<String>::new());
+        }
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// Review hole 5: a haystack directory holding a link to itself was walked again and again,
+/// reading its files once per turn. Each folder is read once; a folder reached twice is
+/// refused at once (exit 2, one line naming it), and links to other folders still work.
+#[cfg(unix)]
+#[test]
+fn a_corpus_directory_with_a_link_loop_is_refused_at_once() {
+    use std::os::unix::fs::symlink;
+    let t = tmp();
+    let corpus = t.path().join("corpus");
+    std::fs::create_dir_all(corpus.join("sub")).unwrap();
+    std::fs::copy(fixture("corpus/rivers.txt"), corpus.join("a.txt")).unwrap();
+    std::fs::copy(fixture("corpus/clocks.txt"), corpus.join("sub/b.txt")).unwrap();
+    // A link to another folder, outside the corpus: followed.
+    let other = t.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::copy(fixture("corpus/rivers.txt"), other.join("c.txt")).unwrap();
+    symlink(&other, corpus.join("linked")).unwrap();
+    let c = corpus.display().to_string();
+    let ok = out_arg(t.path(), "ok");
+    generate(&ok, &["niah", "--len", "1k", "--haystack", &c]);
+    // A loop back to the corpus itself.
+    symlink(&corpus, corpus.join("sub/loop")).unwrap();
+    let start = Instant::now();
+    let res = gen(&[
+        "niah",
+        "--len",
+        "1k",
+        "--haystack",
+        &c,
+        "--out",
+        &out_arg(t.path(), "never"),
+        "-q",
+    ]);
+    assert_one_line(&res, &["reached twice", "sub/loop"]);
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert!(!t.path().join("never").exists());
+    std::fs::remove_file(corpus.join("sub/loop")).unwrap();
+    // Two links to one folder (no loop) would read its files twice: refused too.
+    symlink(&other, corpus.join("again")).unwrap();
+    let res = gen(&[
+        "niah",
+        "--len",
+        "1k",
+        "--haystack",
+        &c,
+        "--out",
+        &out_arg(t.path(), "never"),
+        "-q",
+    ]);
+    assert_one_line(&res, &["reached twice"]);
+}
+
+/// Review hole 3, for `gen score --out` too: a directory that cannot be made exits 2 with one
+/// line naming it (it exited 1).
+#[test]
+fn a_score_out_that_cannot_be_made_exits_2() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let id = rows(Path::new(&out))[0].id.clone();
+    let predictions = t.path().join("p.jsonl");
+    std::fs::write(
+        &predictions,
+        format!("{{\"id\": \"{id}\", \"prediction\": \"1\"}}\n"),
+    )
+    .unwrap();
+    let p = predictions.display().to_string();
+    let below = predictions.join("x").display().to_string();
+    let res = gen(&["score", &out, "--predictions", &p, "--out", &below, "-q"]);
+    assert_one_line(&res, &["--out", "p.jsonl/x"]);
+    if Path::new("/proc/self").exists() {
+        let res = gen(&["score", &out, "--predictions", &p, "--out", "/proc/x", "-q"]);
+        assert_one_line(&res, &["--out /proc/x"]);
+    }
+}

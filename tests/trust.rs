@@ -622,3 +622,620 @@ fn overrides_keep_the_field_and_other_formats_are_named() {
     });
     assert_exit_2(&["verify", &out, "-q", "--haystack", &m], "format 99");
 }
+
+/// Every file under `dir` with its bytes, by relative path.
+fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A copy of the dataset `from` at `to`.
+fn copy_dataset(from: &Path, to: &Path) {
+    for (rel, bytes) in all_files(from) {
+        let dest = to.join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::write(dest, bytes).unwrap();
+    }
+}
+
+/// The size and xxh3-128 of a file as the manifest spells them.
+fn size_and_hash(path: &Path) -> (u64, String) {
+    let bytes = std::fs::read(path).unwrap();
+    (
+        bytes.len() as u64,
+        format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)),
+    )
+}
+
+/// Replace `file`'s bytes with `bytes` and write its new size and hash into manifest.json,
+/// keeping the manifest's formatting: the consistent tampering a hash check alone passes.
+fn replace_consistently(dir: &Path, rel: &str, bytes: &[u8]) {
+    let path = dir.join(rel);
+    let (old_size, old_hash) = size_and_hash(&path);
+    std::fs::write(&path, bytes).unwrap();
+    let (size, hash) = size_and_hash(&path);
+    let manifest = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains(&old_hash));
+    let text = text.replace(&old_hash, &hash).replace(
+        &format!("\"bytes\": {old_size},"),
+        &format!("\"bytes\": {size},"),
+    );
+    std::fs::write(&manifest, text).unwrap();
+}
+
+/// Review hole 1a: a `--jsonl` mirror edited with its new hash written into the manifest
+/// passed, since only hashes were compared. verify now remakes the mirror's bytes from the
+/// regenerated rows.
+#[test]
+fn a_mirror_edited_together_with_its_hash_fails() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k", "--depths", "2", "--jsonl"]);
+    assert_verifies(&out);
+    let rel = "niah_single/test-00000-of-00001.jsonl";
+    let text = std::fs::read_to_string(Path::new(&out).join(rel)).unwrap();
+    replace_consistently(
+        Path::new(&out),
+        rel,
+        text.replacen("access codes", "excess codes", 1).as_bytes(),
+    );
+    assert_verify_fails(&out, &format!("file {rel} changed"));
+}
+
+/// Rewrite a shard with the same rows through `props`, casting `input` to `utf8` when asked.
+fn rewrite_shard(
+    path: &Path,
+    props: parquet::file::properties::WriterProperties,
+    input_as_utf8: bool,
+) -> Vec<u8> {
+    use arrow::datatypes::{DataType, Field, Schema};
+    let batches = read_batches(path);
+    let mut schema = (*batches[0].schema()).clone();
+    let mut columns: Vec<Vec<arrow::array::ArrayRef>> =
+        batches.iter().map(|b| b.columns().to_vec()).collect();
+    if input_as_utf8 {
+        let i = schema.index_of("input").unwrap();
+        let mut fields: Vec<Field> = schema.fields().iter().map(|f| (**f).clone()).collect();
+        fields[i] = Field::new("input", DataType::Utf8, false);
+        schema = Schema::new(fields);
+        for c in &mut columns {
+            c[i] = arrow::compute::cast(&c[i], &DataType::Utf8).unwrap();
+        }
+    }
+    let schema = std::sync::Arc::new(schema);
+    let mut buf = Vec::new();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(&mut buf, schema.clone(), Some(props)).unwrap();
+    for c in columns {
+        w.write(&arrow::record_batch::RecordBatch::try_new(schema.clone(), c).unwrap())
+            .unwrap();
+    }
+    w.close().unwrap();
+    buf
+}
+
+/// Review hole 1b: a shard rewritten with the same rows but another codec, key-value metadata
+/// or schema passed. verify now remakes every shard's bytes and, when they differ, names what
+/// differs in the file.
+#[test]
+fn a_shard_rewritten_with_the_same_rows_fails() {
+    use parquet::basic::Compression;
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::properties::WriterProperties;
+    let t = tmp();
+    let made = t.path().join("made");
+    generate(
+        &made.display().to_string(),
+        &["niah", "--len", "1k", "--depths", "2"],
+    );
+    let rel = "niah_single/test-00000-of-00001.parquet";
+    let canary = serde_json::from_str::<serde_json::Value>(
+        &std::fs::read_to_string(made.join("manifest.json")).unwrap(),
+    )
+    .unwrap()["recipe"]["canary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let kv = |extra: bool| {
+        let mut kv = vec![
+            KeyValue::new("needlework.canary".into(), canary.clone()),
+            KeyValue::new(
+                "needlework.notice".into(),
+                "This is evaluation data made by needlework. It must never be used to train a model or be included in a training corpus. Filter out any document containing this canary GUID.".to_string(),
+            ),
+        ];
+        if extra {
+            kv.push(KeyValue::new("x".into(), "y".to_string()));
+        }
+        Some(kv)
+    };
+    let props = |c: Compression, extra: bool| {
+        WriterProperties::builder()
+            .set_compression(c)
+            .set_created_by("needlework 0.1.0".into())
+            .set_key_value_metadata(kv(extra))
+            .build()
+    };
+    let zstd = Compression::ZSTD(parquet::basic::ZstdLevel::try_new(3).unwrap());
+    for (name, props, utf8, needle) in [
+        (
+            "codec",
+            props(Compression::SNAPPY, false),
+            false,
+            "compression",
+        ),
+        ("metadata", props(zstd, true), false, "key-value metadata"),
+        ("schema", props(zstd, false), true, "schema"),
+    ] {
+        let dir = t.path().join(name);
+        copy_dataset(&made, &dir);
+        let bytes = rewrite_shard(&dir.join(rel), props, utf8);
+        replace_consistently(&dir, rel, &bytes);
+        let out = dir.display().to_string();
+        assert_verify_fails(&out, &format!("file {rel} is not as gen writes it"));
+        assert_verify_fails(&out, needle);
+    }
+}
+
+/// Review hole 1c: manifest fields verify never checked (compression, rows_per_file, command,
+/// generator version, not_data) could be edited freely. Every field is now what the recipe
+/// makes, and the manifest's bytes are the ones gen writes.
+#[test]
+fn no_manifest_field_can_be_edited() {
+    let t = tmp();
+    let made = t.path().join("made");
+    generate(
+        &made.display().to_string(),
+        &["niah", "--len", "1k", "--depths", "2", "--jsonl"],
+    );
+    let text = std::fs::read_to_string(made.join("manifest.json")).unwrap();
+    let edits: Vec<(&str, String, &str)> = vec![
+        (
+            "compression",
+            text.replace("\"compression\": \"zstd\"", "\"compression\": \"snappy\""),
+            "mismatch",
+        ),
+        (
+            "rows_per_file",
+            text.replace("\"rows_per_file\": null", "\"rows_per_file\": 1"),
+            "mismatch",
+        ),
+        (
+            "command",
+            text.replace("\"1k\",", "\"1024\","),
+            "command[3] is \"1024\", its recipe makes \"1k\"",
+        ),
+        (
+            "version",
+            text.replace("\"version\": \"0.1.0\"", "\"version\": \"0.1.1\""),
+            "its writer ('needlework 0.1.0', not 'needlework 0.1.1')",
+        ),
+        ("not_data", text.replace("\"inspect\",", ""), "not_data"),
+        (
+            "extra field",
+            text.replacen("{", "{\n  \"signed_by\": \"me\",", 1),
+            "signed_by is not a field gen writes",
+        ),
+        (
+            "formatting",
+            serde_json::to_string(&serde_json::from_str::<serde_json::Value>(&text).unwrap())
+                .unwrap(),
+            "not as gen writes it",
+        ),
+    ];
+    for (name, edited, needle) in edits {
+        assert_ne!(edited, text, "{name}: the edit changed nothing");
+        let dir = t.path().join(name.replace(' ', "_"));
+        copy_dataset(&made, &dir);
+        std::fs::write(dir.join("manifest.json"), edited).unwrap();
+        assert_verify_fails(&dir.display().to_string(), needle);
+    }
+    // Output crates of another build: their bytes cannot be remade here (exit 2, named).
+    let dir = t.path().join("crates");
+    copy_dataset(&made, &dir);
+    std::fs::write(
+        dir.join("manifest.json"),
+        text.replace("\"parquet\": \"60.1.0\"", "\"parquet\": \"61.0.0\""),
+    )
+    .unwrap();
+    assert_exit_2(
+        &["verify", &dir.display().to_string(), "-q"],
+        "parquet 61.0.0 (this gen has 60.1.0)",
+    );
+}
+
+/// Review hole 2: a same-named corpus in the working directory shadowed the one beside the
+/// dataset, and verify reported a mismatch. Candidates are now tried in turn, and a mismatch
+/// names each one tried.
+#[test]
+fn a_same_named_input_in_the_working_directory_does_not_shadow_the_right_one() {
+    let t = tmp();
+    let project = t.path().join("project");
+    std::fs::create_dir_all(project.join("data")).unwrap();
+    std::fs::copy(
+        fixture("corpus/rivers.txt"),
+        project.join("data/rivers.txt"),
+    )
+    .unwrap();
+    let made = Command::new(GEN)
+        .current_dir(&project)
+        .args(["niah", "--len", "1k", "--haystack", "data/rivers.txt"])
+        .args(["--out", "runs/one", "-q"])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    // Another file under the same relative path, in the working directory of verify.
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("data")).unwrap();
+    std::fs::copy(
+        fixture("corpus/clocks.txt"),
+        elsewhere.join("data/rivers.txt"),
+    )
+    .unwrap();
+    let dataset = project.join("runs/one");
+    let verify = || {
+        Command::new(GEN)
+            .current_dir(&elsewhere)
+            .arg("verify")
+            .arg(&dataset)
+            .arg("-q")
+            .output()
+            .unwrap()
+    };
+    let res = verify();
+    assert!(
+        res.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    // When no candidate holds the recorded corpus, each one tried is named.
+    std::fs::copy(
+        fixture("corpus/clocks.txt"),
+        project.join("data/rivers.txt"),
+    )
+    .unwrap();
+    let res = verify();
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(1), "{err}");
+    assert!(err.contains("tried data/rivers.txt holds corpus:"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} holds corpus:",
+            project
+                .join("data/rivers.txt")
+                .canonicalize()
+                .unwrap()
+                .display()
+        )),
+        "{err}"
+    );
+}
+
+/// Review hole 4: `verify --haystack X` (or --template, --tokenizer) on a dataset made with a
+/// built-in was silently ignored. It is refused, naming the built-in; a built-in name given for
+/// a dataset made from a file is refused too.
+#[test]
+fn overrides_that_do_not_apply_are_refused() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let corpus = fixture("corpus/rivers.txt");
+    let template = root()
+        .join("generators/templates/niah/default.j2")
+        .display()
+        .to_string();
+    let tokenizer = fixture("tokenizer-bytelevel.json");
+    for (flag, value, needle) in [
+        ("--haystack", &corpus, "the built-in haystack 'generated'"),
+        ("--template", &template, "the built-in template 'default'"),
+        ("--tokenizer", &tokenizer, "the built-in tokenizer 'o200k'"),
+    ] {
+        assert_exit_2(&["verify", &out, "-q", flag, value], needle);
+    }
+    let chain = out_arg(t.path(), "chain");
+    generate(&chain, &["needlechain", "--len", "1k"]);
+    assert_exit_2(
+        &["verify", &chain, "-q", "--haystack", &corpus],
+        "made with no haystack",
+    );
+    let from_file = out_arg(t.path(), "file");
+    generate(&from_file, &["niah", "--len", "1k", "--haystack", &corpus]);
+    assert_exit_2(
+        &["verify", &from_file, "-q", "--haystack", "generated"],
+        "names a built-in haystack",
+    );
+    assert!(gen(&["verify", &from_file, "-q", "--haystack", &corpus])
+        .status
+        .success());
+}
+
+/// Review hole 6: `--len 1k` and `--len 1024` gave different manifests and cards. The manifest
+/// records the command rendered from the recipe, so every spelling of one recipe makes the
+/// same directory, every file byte for byte.
+#[test]
+fn every_spelling_of_a_recipe_makes_the_same_directory() {
+    let t = tmp();
+    let pairs: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec!["niah", "--len", "1k", "--depths", "3", "--jsonl"],
+            vec![
+                "niah",
+                "--jsonl",
+                "--depths",
+                "0, 50,100",
+                "--len=1024",
+                "--samples",
+                "1",
+                "--seed",
+                "0",
+                "--tokenizer",
+                "o200k_base",
+                "--variant",
+                "single",
+                "--template",
+                "default",
+                "--haystack",
+                "generated",
+                "--reserve",
+                "128",
+                "--compression",
+                "zstd",
+                "--split",
+                "test",
+            ],
+        ),
+        (
+            vec![
+                "niah",
+                "--variant",
+                "multikey",
+                "--len",
+                "1k..2k",
+                "--depths",
+                "50%",
+            ],
+            vec!["niah", "--keys", "4", "--len", "2048,1k", "--depths", "1"],
+        ),
+        (
+            vec!["posgen", "--variant", "semi_recursive", "--samples", "2"],
+            vec![
+                "posgen",
+                "--samples",
+                "2",
+                "--variant",
+                "semi-recursive",
+                "--near",
+                "3",
+            ],
+        ),
+        (
+            vec![
+                "babilong",
+                "--task",
+                "qa2,qa1,qa2",
+                "--facts",
+                "20",
+                "--len",
+                "0,1k",
+            ],
+            vec![
+                "babilong",
+                "--len",
+                "1024,0",
+                "--task",
+                "qa2,qa1",
+                "--facts",
+                "20..20",
+                "--fact-window",
+                "0.0..100",
+            ],
+        ),
+        (
+            vec![
+                "niah",
+                "--len",
+                "1k",
+                "--canary",
+                "8C1F6A2E-3B4D-4E5F-9A0B-1C2D3E4F5A6B",
+            ],
+            vec![
+                "niah",
+                "--len",
+                "1k",
+                "--canary",
+                "8c1f6a2e-3b4d-4e5f-9a0b-1c2d3e4f5a6b",
+            ],
+        ),
+        (
+            vec!["sort", "--items", "5", "--digits", "3"],
+            vec![
+                "sort", "--digits", "3..3", "--items", "5", "--output", "values",
+            ],
+        ),
+    ];
+    for (k, (a, b)) in pairs.iter().enumerate() {
+        let (da, db) = (
+            out_arg(t.path(), &format!("{k}a")),
+            out_arg(t.path(), &format!("{k}b")),
+        );
+        generate(&da, a);
+        generate(&db, b);
+        let (fa, fb) = (all_files(Path::new(&da)), all_files(Path::new(&db)));
+        assert_eq!(
+            fa.iter().map(|f| &f.0).collect::<Vec<_>>(),
+            fb.iter().map(|f| &f.0).collect::<Vec<_>>()
+        );
+        for ((name, x), (_, y)) in fa.iter().zip(&fb) {
+            assert!(
+                x == y,
+                "{a:?} and {b:?}: {name} differs:\n{}\n{}",
+                String::from_utf8_lossy(x),
+                String::from_utf8_lossy(y)
+            );
+        }
+        assert_verifies(&da);
+    }
+}
+
+/// Review hole 7: the command line and a manifest's recipe were checked in two places with two
+/// wordings. One check, one message each, whichever way the value arrives.
+#[test]
+fn a_recipe_value_is_refused_with_one_message_from_the_command_line_or_a_manifest() {
+    let t = tmp();
+    let made = out_arg(t.path(), "d");
+    generate(&made, &["niah", "--len", "1k"]);
+    let never = out_arg(t.path(), "never");
+    for (flag, value, field, json, message) in [
+        (
+            "--samples",
+            "0",
+            "samples",
+            serde_json::json!(0),
+            "invalid --samples 0: expected 1 to 10000000",
+        ),
+        (
+            "--split",
+            "a-b",
+            "split",
+            serde_json::json!("a-b"),
+            "invalid --split 'a-b': split names are letters",
+        ),
+        (
+            "--compression",
+            "lz4",
+            "compression",
+            serde_json::json!("lz4"),
+            "invalid --compression 'lz4': expected zstd, snappy or none",
+        ),
+        (
+            "--rows-per-file",
+            "0",
+            "rows_per_file",
+            serde_json::json!(0),
+            "invalid --rows-per-file 0: expected a positive number",
+        ),
+    ] {
+        assert_refused(&["niah", "--len", "1k", flag, value], &never, message);
+        let path = Path::new(&made).join("manifest.json");
+        let original = std::fs::read_to_string(&path).unwrap();
+        edit_manifest(&made, |m| m["recipe"][field] = json);
+        assert_exit_2(&["verify", &made, "-q"], message);
+        std::fs::write(&path, original).unwrap();
+    }
+    assert_verifies(&made);
+}
+
+/// Found as an adversary: a corpus file named like a built-in (`./generated`) was recorded
+/// as `generated` and read back as the built-in haystack, so its untouched dataset failed
+/// verify. Such a path is recorded as `./generated`.
+#[test]
+fn an_input_file_named_like_a_built_in_is_recorded_as_a_path() {
+    let t = tmp();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::copy(fixture("corpus/rivers.txt"), work.join("generated")).unwrap();
+    std::fs::copy(
+        root().join("generators/templates/niah/plain.j2"),
+        work.join("default"),
+    )
+    .unwrap();
+    let made = Command::new(GEN)
+        .current_dir(&work)
+        .args(["niah", "--len", "1k", "--haystack", "./generated"])
+        .args(["--template", "./default", "--out", "d", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let manifest = std::fs::read_to_string(work.join("d/manifest.json")).unwrap();
+    assert!(
+        manifest.contains("\"haystack\": \"./generated\""),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("\"template\": \"./default\""),
+        "{manifest}"
+    );
+    assert_verifies(&work.join("d").display().to_string());
+}
+
+/// Found as an adversary: a dataset cloned from a Hugging Face repository (`.git/`,
+/// `.gitattributes`) or downloaded with `--local-dir` (`.cache/`) failed verify untouched.
+/// Those are left out like tool folders; a data file inside them is still reported.
+#[test]
+fn what_hosting_adds_is_not_data() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let dir = Path::new(&out);
+    std::fs::create_dir_all(dir.join(".git/objects/ab")).unwrap();
+    std::fs::write(dir.join(".git/objects/ab/cdef"), "blob").unwrap();
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(dir.join(".gitattributes"), "*.parquet filter=lfs\n").unwrap();
+    std::fs::create_dir_all(dir.join(".cache/huggingface/download/niah_single")).unwrap();
+    std::fs::write(
+        dir.join(".cache/huggingface/download/niah_single/test-00000-of-00001.parquet.metadata"),
+        "abc\n",
+    )
+    .unwrap();
+    assert_verifies(&out);
+    std::fs::write(dir.join(".cache/x.parquet"), "data?").unwrap();
+    assert_verify_fails(&out, "unexpected file .cache/x.parquet");
+}
+
+/// Found as an adversary: verify remade the whole recipe whatever the files held, so a
+/// manifest edited to ask for ten million samples kept it busy for hours. A recipe making
+/// more rows than the listed files hold is reported at once.
+#[test]
+fn a_manifest_claiming_more_rows_than_its_files_hold_is_not_regenerated() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    edit_manifest(&out, |m| {
+        m["recipe"]["samples"] = serde_json::json!(10_000_000u64)
+    });
+    let start = std::time::Instant::now();
+    assert_verify_fails(
+        &out,
+        "its recipe makes 10000000 rows, the files the manifest lists hold 1",
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+}
+
+/// Found as an adversary: a folder of the dataset that cannot be read was skipped silently,
+/// though another user's loader may read it. It is reported.
+#[cfg(unix)]
+#[test]
+fn a_folder_that_cannot_be_read_is_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    let hidden = Path::new(&out).join("other");
+    std::fs::create_dir(&hidden).unwrap();
+    std::fs::write(hidden.join("x.parquet"), "data?").unwrap();
+    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root reads anything: the case exists only for other users.
+    if std::fs::read_dir(&hidden).is_err() {
+        assert_verify_fails(&out, "other/ (a folder that cannot be read)");
+    }
+    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
