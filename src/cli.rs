@@ -73,6 +73,14 @@ pub struct CommonArgs {
     /// A template name (see `gen list templates`) or a path to a .j2 file.
     #[arg(long, default_value = "default")]
     pub template: String,
+    /// The model's chat template: a Hugging Face tokenizer_config.json (its chat_template) or a
+    /// .jinja file. Lengths then count what the model reads: the rendered chat, with special
+    /// tokens, and the answer prefix as the start of its turn.
+    #[arg(long)]
+    pub chat_template: Option<String>,
+    /// A system message for the chat template.
+    #[arg(long)]
+    pub system: Option<String>,
     /// Dataset directory (default ./datasets/<task>-s<seed>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -273,6 +281,9 @@ pub struct InputOverrides {
     /// The template file the dataset was made with.
     #[arg(long)]
     pub template: Option<String>,
+    /// The chat template file the dataset was made with.
+    #[arg(long)]
+    pub chat_template: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -157,6 +157,10 @@ fn full(recipe: &Recipe, jsonl: bool, default_depths: Option<Vec<f64>>) -> Vec<F
         Some(value("--reserve", r.reserve)),
         Some(value("--haystack", &r.haystack)),
         Some(value("--template", &r.template)),
+        r.chat_template
+            .as_ref()
+            .map(|c| value("--chat-template", c)),
+        r.system.as_ref().map(|m| value("--system", m)),
         Some(value("--split", &r.split)),
         Some(value("--compression", &r.compression)),
         r.rows_per_file.map(|n| value("--rows-per-file", n)),
@@ -191,6 +195,9 @@ fn recipe_of(argv: &[String], like: &Recipe) -> anyhow::Result<Recipe> {
         &like.haystack_id,
         &like.template_hash,
     );
+    recipe
+        .chat_template_hash
+        .clone_from(&like.chat_template_hash);
     Ok(recipe)
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use needlework_generators::chat::{ChatTemplate, Reader};
 use needlework_generators::tasks::TaskParams;
 use needlework_generators::tokenizer::BUILTIN_TOKENIZERS;
 use needlework_generators::{
@@ -127,20 +128,53 @@ pub fn prepare_run(
     tokenizer: &str,
     haystack: &str,
     template: &str,
-    seed: u64,
-    reserve: u64,
+    (seed, reserve): (u64, u64),
+    (chat_template, system): (Option<&str>, Option<&str>),
 ) -> Result<Run> {
     let tokenizer = load_tokenizer(tokenizer)?;
     let haystack = load_haystack(task, haystack, &tokenizer)?;
     let template = load_template(task, template)?;
+    let chat = chat_template
+        .map(|p| load_chat_template(p, &tokenizer))
+        .transpose()?;
     Ok(Run {
         tokenizer,
         haystack,
         template,
         seed,
         reserve,
-        reader: Default::default(),
+        reader: Reader {
+            chat: chat.map(Arc::new),
+            system: system.map(str::to_string),
+        },
     })
+}
+
+/// A chat template file, compiled and checked: it renders, keeps the user message, opens the
+/// model's turn, and its special tokens are special tokens of the tokenizer (a built-in
+/// encoding would otherwise count `<|im_start|>` as six tokens of text).
+pub fn load_chat_template(path: &str, tok: &Tokenizer) -> Result<ChatTemplate> {
+    let bytes = paths::read_input(Path::new(path), paths::MAX_TEMPLATE_BYTES, "chat template")?;
+    let chat = ChatTemplate::from_bytes(&bytes, path).map_err(usage)?;
+    if let Some(specials) = tok.builtin_specials() {
+        let probe = chat.render(None, "x", true).map_err(usage)?;
+        let mut markers: Vec<&str> = probe
+            .match_indices("<|")
+            .filter_map(|(i, _)| probe[i..].find("|>").map(|j| &probe[i..i + j + 2]))
+            .collect();
+        markers.extend(
+            [chat.bos_token.as_str(), chat.eos_token.as_str()]
+                .into_iter()
+                .filter(|t| !t.is_empty() && probe.contains(*t)),
+        );
+        if let Some(m) = markers.iter().find(|m| !specials.contains(m)) {
+            return Err(usage(format!(
+                "chat template {path} uses the special token {m}, which the {} tokenizer does not have: give the model's tokenizer.json with --tokenizer",
+                tok.id()
+            )));
+        }
+    }
+    Ok(chat)
 }
 
 fn template_source(task: &str, template: &str) -> Result<(String, String)> {
@@ -230,6 +264,11 @@ pub fn plan(
             )));
         }
     }
+    if common.system.is_some() && common.chat_template.is_none() {
+        return Err(usage(
+            "--system needs --chat-template: a system message is part of a chat template's rendering",
+        ));
+    }
     if common.haystack.as_deref().is_some_and(|h| h != "none") && !task.uses_haystack() {
         return Err(usage(format!(
             "--haystack does not apply: {} {} takes no haystack",
@@ -273,6 +312,12 @@ pub fn plan(
             templates::builtin(task.name(), n).is_some()
         }),
         template_hash: String::new(),
+        chat_template: common
+            .chat_template
+            .as_deref()
+            .map(|p| record(p, &|_| false)),
+        chat_template_hash: None,
+        system: common.system.clone(),
         split: common.split.clone(),
         compression: common.compression.clone(),
         rows_per_file: common.rows_per_file,
@@ -312,8 +357,8 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         &common.tokenizer,
         &haystack,
         &common.template,
-        common.seed,
-        recipe.reserve,
+        (common.seed, recipe.reserve),
+        (common.chat_template.as_deref(), common.system.as_deref()),
     )?;
     let (mut minimum, mut needs) = (0, String::new());
     for (_, part) in &parts {
@@ -339,6 +384,7 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         &run.haystack_id(),
         &run.template.content_hash,
     );
+    recipe.chat_template_hash = run.reader.chat.as_ref().map(|c| c.content_hash.clone());
     Ok(Job {
         recipe,
         parts,
@@ -402,6 +448,10 @@ fn check_out(out: &Path, common: &CommonArgs, haystack: &str) -> Result<OutLock>
             ("--haystack", haystack),
             ("--template", common.template.as_str()),
             ("--tokenizer", common.tokenizer.as_str()),
+            (
+                "--chat-template",
+                common.chat_template.as_deref().unwrap_or(""),
+            ),
         ] {
             // A path, or a file.jsonl:field / file.parquet:column spec; names that are not
             // paths (built-ins) resolve nowhere and pass.

@@ -49,6 +49,15 @@ pub struct Recipe {
     pub template: String,
     /// Content hash of the template source.
     pub template_hash: String,
+    /// The model's chat template (a path), when lengths count what a chat model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template: Option<String>,
+    /// Content hash of the chat template and its special tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template_hash: Option<String>,
+    /// The system message given to the chat template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
     /// The split rows are written to (parts may name their own).
     pub split: String,
     /// Parquet compression.

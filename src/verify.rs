@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Result;
+use needlework_generators::chat::Reader;
 use needlework_generators::hash::content_hash;
 use needlework_generators::{templates, Run, Task, Tokenizer};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -22,7 +23,7 @@ use crate::dataset_files::{check_card, check_file, rows_held, shard_names, unlis
 use crate::generate::{cell_at, make_row, manifest_of, write_parts, Plan, Workers};
 use crate::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
 use crate::paths;
-use crate::prepare::{load_haystack, load_template, load_tokenizer};
+use crate::prepare::{load_chat_template, load_haystack, load_template, load_tokenizer};
 use crate::progress::Progress;
 use crate::recipe::{build_parts, Recipe, BUILTIN_HAYSTACKS};
 use crate::schema::{from_batch, schema};
@@ -145,13 +146,46 @@ fn rebuild_run(r: &Recipe, task: &dyn Task, inputs: &InputOverrides, dir: &Path)
         dir,
         |p| load_template(task, p).map(|t| (t.content_hash.clone(), t)),
     )?;
+    let chat = match (&r.chat_template, &r.chat_template_hash) {
+        (Some(name), Some(id)) => Some(pick(
+            &Recorded {
+                what: "chat-template",
+                name,
+                id,
+                builtin: &|_| false,
+            },
+            inputs.chat_template.as_ref(),
+            dir,
+            |p| load_chat_template(p, &tokenizer).map(|c| (c.content_hash.clone(), c)),
+        )?),
+        (None, None) if inputs.chat_template.is_some() => {
+            return Err(usage(format!(
+                "--chat-template does not apply: {} was made without a chat template",
+                dir.display()
+            )))
+        }
+        (None, None) => None,
+        _ => {
+            return Err(usage(
+                "the manifest's recipe names a chat template without its hash (or a hash without a template)",
+            ))
+        }
+    };
+    if r.system.is_some() && chat.is_none() {
+        return Err(usage(
+            "the manifest's recipe has a system message but no chat template",
+        ));
+    }
     Ok(Run {
         tokenizer,
         haystack,
         template,
         seed: r.seed,
         reserve: r.reserve,
-        reader: Default::default(),
+        reader: Reader {
+            chat: chat.map(std::sync::Arc::new),
+            system: r.system.clone(),
+        },
     })
 }
 

@@ -377,7 +377,10 @@ mod tests {
         let jinja = include_bytes!("../../tests/fixtures/chat/chatml.jinja");
         let j = ChatTemplate::from_bytes(jinja, "chatml.jinja").unwrap();
         assert_eq!(j.bos_token, "");
-        assert!(j.render(None, "Q?", true).unwrap().starts_with("<|im_start|>system"));
+        assert!(j
+            .render(None, "Q?", true)
+            .unwrap()
+            .starts_with("<|im_start|>system"));
     }
 
     #[test]

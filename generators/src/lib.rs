@@ -299,7 +299,9 @@ impl Run {
             return Ok(u32::try_from(self.reserve).unwrap_or(u32::MAX));
         }
         let n = self.tokenizer.count(target)?;
-        Ok(u32::try_from(n).unwrap_or(u32::MAX).saturating_add(ANSWER_SLACK))
+        Ok(u32::try_from(n)
+            .unwrap_or(u32::MAX)
+            .saturating_add(ANSWER_SLACK))
     }
 
     /// The frame of one prompt: the template rendered with `vars`, and the answer prefix the
