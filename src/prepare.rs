@@ -13,6 +13,7 @@ use needlework_generators::{
 
 use crate::cli::CommonArgs;
 use crate::corpus;
+use crate::options::worded;
 use crate::paths;
 use crate::recipe::{
     build_parts, derived_canary, valid_split, Recipe, BUILTIN_HAYSTACKS, MAX_SAMPLES,
@@ -183,6 +184,9 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
             common.samples
         )));
     }
+    for (_, part) in &parts {
+        part.check_samples(common.samples).map_err(worded)?;
+    }
     if !valid_split(&common.split) {
         return Err(usage(format!(
             "invalid --split '{}': split names are letters, digits and underscores, optionally dot-separated (like test or test.v2)",
@@ -238,8 +242,13 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         common.reserve,
     )?;
     let (mut minimum, mut needs) = (0, String::new());
-    for (_, part) in &parts {
-        let m = part.minimum_length(&run).map_err(usage)?;
+    // The minimum is computed over the run's samples, so it is skipped when no length needs it
+    // (a task's native size, babilong's story alone).
+    let targets = lengths.iter().any(|&l| l > 0);
+    for (_, part) in parts.iter().filter(|_| targets) {
+        let m = part
+            .minimum_length_for(&run, common.samples)
+            .map_err(usage)?;
         if m > minimum {
             (minimum, needs) = (m, format!("{} {}", part.name(), part.variant()));
         }
