@@ -1,6 +1,6 @@
 //! Task-level promises, checked on the real binary: posgen never repeats a seed tuple within a
-//! dataset and never exceeds `--len`; a reported minimum length is a true one. Each test
-//! failed before its fix.
+//! dataset and never exceeds `--len`; babilong tells exactly the `--facts` asked for or refuses
+//! them; a reported minimum length is a true one. Each test failed before its fix.
 
 mod common;
 
@@ -180,5 +180,74 @@ fn posgen_fits_its_window_or_is_refused() {
                 }
             }
         }
+    }
+}
+
+/// Item 3: `--task qa2 --facts 1` and `--task qa5 --facts 10` silently told other sizes (a
+/// walk grew until its question could be asked; puzzles ignored `--facts`). Every task now
+/// tells exactly the size asked for, or refuses it naming the sizes it accepts.
+#[test]
+fn babilong_tells_exactly_the_facts_asked_for_or_refuses() {
+    let t = tmp();
+    let mut case = 0;
+    for qa in 1..=20 {
+        let task = format!("qa{qa}");
+        let mut accepted = 0;
+        for facts in [
+            "1", "2", "3", "4", "5", "7", "8", "10", "12", "13", "40", "3..6", "2..12",
+        ] {
+            case += 1;
+            let o = out_arg(t.path(), &format!("f{case}"));
+            let args = [
+                "babilong",
+                "--task",
+                &task,
+                "--facts",
+                facts,
+                "--len",
+                "0",
+                "--samples",
+                "5",
+                "--vocab",
+                if qa % 2 == 0 { "fresh" } else { "babi" },
+            ];
+            let (code, err) = run(&args, &o);
+            let (lo, hi) = match facts.split_once("..") {
+                Some((a, b)) => (a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()),
+                None => (facts.parse().unwrap(), facts.parse().unwrap()),
+            };
+            if code == Some(2) {
+                assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+                assert!(
+                    err.contains(&format!("invalid --facts {facts}: expected "))
+                        && err.contains(&format!("for {task}")),
+                    "{args:?}: {err}"
+                );
+                assert!(!Path::new(&o).exists());
+                continue;
+            }
+            assert_eq!(code, Some(0), "{args:?}: {err}");
+            accepted += 1;
+            let all = rows(Path::new(&o));
+            assert_eq!(all.len(), 5);
+            for r in all {
+                let p = &r.params;
+                let n = p["fact_count"].as_u64().unwrap();
+                assert!(
+                    (lo..=hi).contains(&n),
+                    "{task} --facts {facts}: a story of {n} facts"
+                );
+                assert_eq!(u64s(&p["facts"]), [lo, hi], "the sizes asked for, recorded");
+                let data = ["events", "relations", "statements"]
+                    .iter()
+                    .find_map(|k| p[k].as_array())
+                    .unwrap();
+                assert_eq!(data.len() as u64, n, "{task}: facts as data");
+                // The story alone: one fact per line between the frame's lines.
+                let told = r.input.lines().filter(|l| l.ends_with('.')).count() as u64;
+                assert!(told >= n, "{task}: {told} sentences for {n} facts");
+            }
+        }
+        assert!(accepted >= 1, "{task} accepts some --facts");
     }
 }

@@ -93,6 +93,38 @@ fn word_list(s: &'static str) -> Vec<&'static str> {
         .collect()
 }
 
+/// `total` split into parts, their count within `parts` and each part within `sizes`: the
+/// count drawn among those that can make `total`, then the parts grown one at a time at random
+/// from the smallest size. A total no count can make (never asked for: the task's range is
+/// what these ranges make) is brought to the nearest one, so nothing panics; the story's
+/// size is checked after it is made.
+pub(crate) fn split_facts(
+    total: usize,
+    parts: std::ops::RangeInclusive<usize>,
+    sizes: std::ops::RangeInclusive<usize>,
+    rng: &mut Rng,
+) -> Vec<usize> {
+    let (lo, hi) = (*sizes.start(), *sizes.end());
+    let (first, last) = (*parts.start(), *parts.end());
+    let total = total.clamp(first * lo, last * hi);
+    let counts: Vec<usize> = parts
+        .filter(|&k| k * lo <= total && total <= k * hi)
+        .collect();
+    let k = counts
+        .get(rng.index(counts.len()))
+        .copied()
+        .unwrap_or(first);
+    let mut out = vec![lo; k];
+    for _ in k * lo..total {
+        let open: Vec<usize> = (0..k).filter(|&i| out[i] < hi).collect();
+        if open.is_empty() {
+            break;
+        }
+        out[open[rng.index(open.len())]] += 1;
+    }
+    out
+}
+
 /// bAbI's story sizes per task (facts), from its test set where known.
 pub fn default_facts(qa: u8) -> (u32, u32) {
     spec::find(qa).map_or((2, 10), |s| s.default_facts)
@@ -256,7 +288,8 @@ impl Babilong {
     }
 
     /// The story of `sample`: it depends on the sample alone, so every length shows the same
-    /// story and question.
+    /// story and question. Its size is drawn within the task's story sizes and is exactly the
+    /// number of facts told (`fact_count`).
     pub fn story(&self, seed: u64, sample: u64) -> Result<Story, GenError> {
         let params = canonical_json(&self.content_params());
         let coords = Coordinates {
@@ -280,14 +313,16 @@ impl Babilong {
                 let names = puzzles::Names {
                     fresh: self.vocab == Vocabulary::Fresh,
                     vocab: &vocab,
+                    facts: n,
                 };
                 make(&names, &mut rng)
             }
             Plot::Walk { events, question } => {
                 let Some(walked) = walk::walk(events, question, &vocab, n, &mut rng)? else {
-                    return Err(GenError::BadParams(format!(
-                        "qa{}: no answerable story of {n} facts after many tries; allow larger story sizes",
-                        self.qa
+                    return Err(GenError::Internal(format!(
+                        "qa{}: no answerable story of {n} facts in {} draws",
+                        self.qa,
+                        walk::MAX_DRAWS
                     )));
                 };
                 let events = walked.world.events;
@@ -305,6 +340,13 @@ impl Babilong {
                 }
             }
         };
+        if story.facts.len() != n {
+            return Err(GenError::Internal(format!(
+                "qa{}: a story of {} facts where {n} were asked for",
+                self.qa,
+                story.facts.len()
+            )));
+        }
         if spec.labels != spec::Labels::FromPuzzle {
             story.labels = spec.labels.resolve(&story.vocab);
         }
