@@ -98,5 +98,5 @@ fn instances_in_filler_are_unchanged() {
             }
         }
     }
-    assert_eq!(h.hex(), "322380eb40b2fabed90dcba03f0491a0");
+    assert_eq!(h.hex(), "466cef862ccf371094847610661f10e9");
 }

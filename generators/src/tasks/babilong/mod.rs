@@ -366,6 +366,28 @@ impl Babilong {
         ]))?)
     }
 
+    /// Tokens the instance of `sample` needs below the reserve, at any depth: its frame, and
+    /// its facts as the fitter counts them spread over the fact window with a quarter to
+    /// spare, plus 32 tokens of haystack for joins and the fitter's tolerance.
+    fn needed_length(
+        &self,
+        run: &Run,
+        sample: u64,
+        counts: &mut FactCounts,
+    ) -> Result<u64, GenError> {
+        let tok = &run.tokenizer;
+        let story = self.story(run.seed, sample)?;
+        let frame = self.story_frame(run, &story, true)?;
+        let fixed = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        let mut facts = 0usize;
+        for fact in &story.facts {
+            facts += counts.count(tok, fact)?;
+        }
+        let width = self.window.1 - self.window.0;
+        let context = (facts as f64 * 1.25 * 100.0 / width).ceil() as u64;
+        Ok(context + fixed as u64 + 32)
+    }
+
     /// Depths of the facts: sorted uniform draws inside the window, or, with a requested depth,
     /// the first supporting fact there and the others drawn before and after it in order.
     fn depths(&self, story: &Story, depth: Option<f64>, rng: &mut Rng) -> Vec<f64> {
@@ -386,6 +408,29 @@ impl Babilong {
                 out
             }
         }
+    }
+}
+
+/// Tokens of fact sentences as the fitter counts them (after a space), remembered across the
+/// stories of a run: stories repeat their sentences. Bounded, so a run of fresh names cannot
+/// grow it without limit.
+#[derive(Default)]
+struct FactCounts(std::collections::BTreeMap<String, usize>);
+
+impl FactCounts {
+    /// Most sentences remembered at once.
+    const CAPACITY: usize = 1 << 16;
+
+    fn count(&mut self, tok: &crate::Tokenizer, fact: &str) -> Result<usize, GenError> {
+        if let Some(&n) = self.0.get(fact) {
+            return Ok(n);
+        }
+        let n = tok.count(&format!(" {fact}"))?;
+        if self.0.len() >= Self::CAPACITY {
+            self.0.clear();
+        }
+        self.0.insert(fact.to_string(), n);
+        Ok(n)
     }
 }
 
@@ -427,24 +472,19 @@ impl Task for Babilong {
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
-        // The longest story of a few samples at the largest size, with a margin for longer
-        // ones; its facts must fit inside the fact window with room to spare.
-        let mut task = self.clone();
-        task.facts = (self.facts.1, self.facts.1);
-        let (mut facts, mut frame_tokens) = (0, 0);
-        for sample in 0..4 {
-            let story = task.story(run.seed, sample)?;
-            let frame = self.story_frame(run, &story, true)?;
-            let fixed = run
-                .tokenizer
-                .count(&format!("{}{}", frame.prefix, frame.suffix))?;
-            let all = render_facts(&run.tokenizer, &frame, &story.facts)?.length;
-            facts = facts.max(all.saturating_sub(fixed));
-            frame_tokens = frame_tokens.max(fixed);
+        self.minimum_length_for(run, 1)
+    }
+
+    /// The largest need over the run's stories: each story is made once more here (stories
+    /// depend on the sample alone), so the minimum holds for every instance of the run rather
+    /// than for a few probed ones.
+    fn minimum_length_for(&self, run: &Run, samples: u64) -> Result<u64, GenError> {
+        let mut counts = FactCounts::default();
+        let mut needed = 0;
+        for sample in 0..samples {
+            needed = needed.max(self.needed_length(run, sample, &mut counts)?);
         }
-        let width = self.window.1 - self.window.0;
-        let context = (facts as f64 * 1.25 * 100.0 / width).ceil() as u64;
-        Ok(context + frame_tokens as u64 + 32 + run.reserve)
+        Ok(needed + run.reserve)
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
