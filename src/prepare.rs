@@ -15,6 +15,7 @@ use needlework_generators::{
 
 use crate::cli::CommonArgs;
 use crate::corpus;
+use crate::options::worded;
 use crate::paths;
 use crate::recipe::{build_parts, derived_canary, Recipe, BUILTIN_HAYSTACKS};
 use crate::spec;
@@ -329,6 +330,9 @@ pub fn plan(
         options,
     };
     recipe.check().map_err(usage)?;
+    for (_, part) in &parts {
+        part.check_samples(recipe.samples).map_err(worded)?;
+    }
     Ok((recipe, parts))
 }
 
@@ -361,8 +365,13 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         (common.chat_template.as_deref(), common.system.as_deref()),
     )?;
     let (mut minimum, mut needs) = (0, String::new());
-    for (_, part) in &parts {
-        let m = part.minimum_length(&run).map_err(usage)?;
+    // The minimum is computed over the run's samples, so it is skipped when no length needs it
+    // (a task's native size, babilong's story alone).
+    let targets = recipe.lengths.iter().any(|&l| l > 0);
+    for (_, part) in parts.iter().filter(|_| targets) {
+        let m = part
+            .minimum_length_for(&run, common.samples)
+            .map_err(usage)?;
         if m > minimum {
             (minimum, needs) = (m, format!("{} {}", part.name(), part.variant()));
         }

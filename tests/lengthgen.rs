@@ -47,7 +47,7 @@ fn posgen_rules_and_disjoint_splits() {
                     "--split",
                     split,
                     "--samples",
-                    "300",
+                    "60",
                     "--modulus",
                     "5",
                     "--near",

@@ -343,6 +343,22 @@ pub trait Task: Send + Sync {
     fn example_vars(&self) -> template::Vars;
     /// The smallest target length that can hold this task's fixed text under `run`.
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError>;
+    /// The smallest target length at which every instance of a run of `samples` samples per
+    /// cell can be generated, so a front end refuses a shorter `--len` before any work instead
+    /// of failing half-way. Tasks whose fixed text differs between instances (babilong's
+    /// stories, posgen's seeds) compute it over the run's actual samples; the others keep
+    /// [`Task::minimum_length`].
+    fn minimum_length_for(&self, run: &Run, samples: u64) -> Result<u64, GenError> {
+        let _ = samples;
+        self.minimum_length(run)
+    }
+    /// Refuse, before any work, a run of `samples` samples per cell that the task cannot fill
+    /// with distinct instances (posgen has finitely many seed tuples); the default accepts any
+    /// count, for tasks whose space of instances is unbounded.
+    fn check_samples(&self, samples: u64) -> Result<(), ParamError> {
+        let _ = samples;
+        Ok(())
+    }
     /// Generate the instance at `cell`.
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError>;
 }

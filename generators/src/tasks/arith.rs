@@ -357,8 +357,7 @@ impl Task for Arith {
         let mut rng = coords.rng(Stream::Content);
         let tok = &run.tokenizer;
         let mut p = self.content_params();
-        let mut max_new_tokens = 0u32;
-        let (fitted, question, target, operands) = if self.op == Op::Sum {
+        let (fitted, question, target, operands, max_new_tokens) = if self.op == Op::Sum {
             let numbers: Vec<Vec<u8>> =
                 (0..self.count).map(|_| self.operands(&mut rng).0).collect();
             let total = numbers.iter().fold(vec![0u8], |acc, n| add(&acc, n).0);
@@ -367,7 +366,7 @@ impl Task for Arith {
                 numbers.len()
             );
             let frame = run.frame(&vars([("question", &question)]), "")?;
-            max_new_tokens = run.answer_tokens(&decimal(&total))?;
+            let max_new_tokens = run.answer_tokens(&decimal(&total))?;
             let budget = cell.length.saturating_sub(max_new_tokens.into()) as usize;
             let haystack = run.required_haystack("an arith sum")?;
             let mut placement = coords.rng(Stream::Placement);
@@ -394,7 +393,7 @@ impl Task for Arith {
             p["carries_count"] = json!(null);
             p["longest_carry_chain"] = json!(null);
             p["screened_units"] = json!(stream.screened_units());
-            (fitted, question, decimal(&total), numbers)
+            (fitted, question, decimal(&total), numbers, max_new_tokens)
         } else {
             let (a, b) = self.operands(&mut rng);
             let (result, flags) = match self.op {
@@ -426,7 +425,7 @@ impl Task for Arith {
             );
             let frame = run.frame(&vars([("question", "")]), "")?;
             let target = self.write(&result, answer_width, true);
-            max_new_tokens = run.answer_tokens(&target)?;
+            let max_new_tokens = run.answer_tokens(&target)?;
             let budget = cell.length.saturating_sub(max_new_tokens.into()) as usize;
             let fitted = render_facts(tok, &frame, std::slice::from_ref(&problem))?;
             if cell.length > 0 && fitted.prompt_tokens > budget {
@@ -438,7 +437,7 @@ impl Task for Arith {
             p["carries_count"] = json!(flags.as_ref().map(|f| f.iter().filter(|&&c| c).count()));
             p["longest_carry_chain"] = json!(flags.as_ref().map(|f| longest_run(f)));
             p["result"] = json!(decimal(&result));
-            (fitted, problem, target, vec![a, b])
+            (fitted, problem, target, vec![a, b], max_new_tokens)
         };
         let op_strings: Vec<String> = operands.iter().map(|d| decimal(d)).collect();
         if self.op == Op::Sum {

@@ -4,12 +4,18 @@
 //! short sequences are tested on long ones; positions past the training length are
 //! out-of-distribution. Train and test seed tuples come from disjoint halves of the tuple space,
 //! so a test sequence never starts like a training one (the original reuses train seeds).
+//!
+//! Seed tuples are drawn without replacement: sample i of a split takes position i of a keyed
+//! permutation of the tuple space (train the even positions, test the odd ones), so no two
+//! samples of a dataset share a seed tuple although every instance is made on its own. A run
+//! asking for more samples than the space holds is refused before any work.
 
 use serde_json::json;
 
-use crate::fit::render_facts;
+use crate::fit::{largest_fitting, render_facts, Fitted};
 use crate::rng::{Coordinates, Stream};
 use crate::template::{vars, Vars};
+use crate::Frame;
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
 
@@ -189,14 +195,126 @@ impl PosGen {
         x
     }
 
-    /// Which half of the seed-tuple space a tuple belongs to: 0 train, 1 test.
-    fn half(&self, seed_tokens: &[u64], master: u64) -> u64 {
-        let mut h = crate::hash::FieldHasher::new();
-        h.str("posgen-split").u64(master);
-        for &t in seed_tokens {
-            h.u64(t);
+    /// Whether this part is the test split (the odd positions of the tuple permutation).
+    fn is_test(&self) -> bool {
+        self.split == "test"
+    }
+
+    /// How seed tuples are laid out: the last `permuted` tokens come from a permutation of
+    /// their `space` = modulus^permuted values, which covers the whole tuple when
+    /// modulus^(near + far) fits in 64 bits. Larger spaces draw their first tokens at random;
+    /// the permuted tail alone keeps tuples distinct, and it holds at least 2^44 of them.
+    fn tuple_space(&self) -> (usize, u64) {
+        let seed_len = self.near + self.far;
+        let (mut permuted, mut space) = (0usize, 1u64);
+        while permuted < seed_len {
+            match space.checked_mul(self.modulus) {
+                Some(s) => (permuted, space) = (permuted + 1, s),
+                None => break,
+            }
         }
-        u64::from_str_radix(&h.hex()[..8], 16).unwrap_or(0) & 1
+        (permuted, space)
+    }
+
+    /// How many distinct seed tuples this split can hold: the whole space with `overlap`, else
+    /// its half (train the even positions of the permutation, test the odd ones).
+    pub fn distinct_tuples(&self) -> u64 {
+        let (_, space) = self.tuple_space();
+        if self.overlap {
+            space
+        } else if self.is_test() {
+            space / 2
+        } else {
+            space - space / 2
+        }
+    }
+
+    /// The refusal of `samples` samples when this split holds fewer distinct seed tuples.
+    fn too_many(&self, samples: u64) -> ParamError {
+        let (permuted, space) = self.tuple_space();
+        let seed_len = self.near + self.far;
+        let mut expected = format!("at most {}: ", self.distinct_tuples());
+        let tuples = if permuted == seed_len {
+            space.to_string()
+        } else {
+            format!("{}^{seed_len}", self.modulus)
+        };
+        expected += &format!(
+            "modulus {} with {seed_len} seed tokens (near + far) has {tuples} distinct seed tuples",
+            self.modulus
+        );
+        if !self.overlap {
+            expected += &format!(
+                ", split between train ({}) and test ({}) so that they never share one (overlap lets each split use all {tuples})",
+                space - space / 2,
+                space / 2
+            );
+        }
+        ParamError::new("samples", samples, expected)
+    }
+
+    /// The seed tuples of a run seeded `master`: one keyed permutation of the tuple space for
+    /// both splits, keyed by what defines that space (master seed, modulus, tuple length), so
+    /// the train and test halves are disjoint even when made by separate runs. With `overlap`
+    /// each split has a permutation of its own over the whole space.
+    fn tuples(&self, master: u64) -> Tuples<'_> {
+        let (permuted, space) = self.tuple_space();
+        let key = canonical_json(&json!({
+            "modulus": self.modulus,
+            "seed_len": self.near + self.far,
+            "split": if self.overlap { self.split.as_str() } else { "both" },
+        }));
+        let mut rng = Coordinates {
+            task: "posgen-tuples",
+            params: &key,
+            seed: master,
+            length: 0,
+            depth: None,
+            sample: 0,
+        }
+        .rng(Stream::Content);
+        Tuples {
+            task: self,
+            master,
+            params: canonical_json(&self.content_params()),
+            permuted,
+            permutation: Permutation::new(space, std::array::from_fn(|_| rng.next_u64())),
+        }
+    }
+
+    /// The seed tuple of sample `sample` of this split: distinct for distinct samples, and never
+    /// one of the other split's unless `overlap`. Every length of a run shows sample i with the
+    /// same seed, so the accuracy curve over length measures length alone.
+    pub fn seed_tuple(&self, master: u64, sample: u64) -> Result<Vec<u64>, GenError> {
+        self.tuples(master).get(sample)
+    }
+
+    /// The template frame of every instance (the rule, when asked for, is the same for all).
+    fn frame(&self, run: &Run) -> Result<Frame, GenError> {
+        let rule = if self.explain {
+            self.rule()
+        } else {
+            String::new()
+        };
+        Ok(run
+            .template
+            .frame(&vars([("rule", &rule), ("question", "")]))?)
+    }
+
+    /// The prompt of a seed tuple, and the tokens the smallest instance of it needs in the
+    /// model's window: the prompt, or the prompt followed by the first continuation token,
+    /// whichever counts more.
+    fn prompt(
+        &self,
+        run: &Run,
+        frame: &Frame,
+        sequence: &[u64],
+    ) -> Result<(Fitted, usize), GenError> {
+        let seed_len = self.near + self.far;
+        let fitted = render_facts(&run.tokenizer, frame, &[numbers(&sequence[..seed_len])])?;
+        let smallest = window(&fitted.input, &sequence[seed_len..seed_len + 1]);
+        let needed = fitted.length.max(run.tokenizer.count(&smallest)?);
+        Ok((fitted, needed))
     }
 
     fn rule(&self) -> String {
@@ -212,6 +330,114 @@ impl PosGen {
             "Each number is the sum, modulo {}, of the {j} numbers just before it and {far}.",
             self.modulus
         )
+    }
+}
+
+/// Numbers as the prompt writes them: separated by single spaces.
+fn numbers(values: &[u64]) -> String {
+    values
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What the model's window holds once it has written `continuation` after `input`.
+fn window(input: &str, continuation: &[u64]) -> String {
+    format!("{input} {}", numbers(continuation))
+}
+
+/// The seed tuples of one split of one run (see [`PosGen::tuples`]).
+struct Tuples<'a> {
+    task: &'a PosGen,
+    master: u64,
+    /// Canonical content parameters: the random leading tokens of huge spaces are drawn from
+    /// each sample's own stream.
+    params: String,
+    /// Trailing tokens that come from the permutation.
+    permuted: usize,
+    permutation: Permutation,
+}
+
+impl Tuples<'_> {
+    fn get(&self, sample: u64) -> Result<Vec<u64>, GenError> {
+        let task = self.task;
+        if sample >= task.distinct_tuples() {
+            return Err(task.too_many(sample.saturating_add(1)).into());
+        }
+        let position = if task.overlap {
+            sample
+        } else {
+            2 * sample + u64::from(task.is_test())
+        };
+        let m = task.modulus;
+        let seed_len = task.near + task.far;
+        let mut rng = Coordinates {
+            task: "posgen",
+            params: &self.params,
+            seed: self.master,
+            length: 0,
+            depth: None,
+            sample,
+        }
+        .rng(Stream::Content);
+        let mut tuple: Vec<u64> = (self.permuted..seed_len).map(|_| rng.below(m)).collect();
+        let mut value = self.permutation.apply(position);
+        let mut tail = vec![0u64; self.permuted];
+        for digit in tail.iter_mut().rev() {
+            *digit = value % m;
+            value /= m;
+        }
+        tuple.extend(tail);
+        Ok(tuple)
+    }
+}
+
+/// Rounds of the Feistel network behind [`Permutation`].
+const FEISTEL_ROUNDS: usize = 6;
+
+/// A keyed bijection of `0..n`: a balanced Feistel network over the smallest even number of
+/// bits that covers `n`, cycle-walked back into range. Instances are made independently (in
+/// parallel, in any order), so each computes its own seed tuple from its index alone; distinct
+/// indices give distinct values, which is sampling without replacement with no instance seeing
+/// another.
+struct Permutation {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; FEISTEL_ROUNDS],
+}
+
+impl Permutation {
+    fn new(n: u64, keys: [u64; FEISTEL_ROUNDS]) -> Self {
+        let bits = u64::BITS - n.saturating_sub(1).leading_zeros();
+        Permutation {
+            n,
+            half_bits: bits.div_ceil(2).max(1),
+            keys,
+        }
+    }
+
+    /// One pass of the network over `0..2^(2 half_bits)`, a bijection of that range.
+    fn feistel(&self, x: u64) -> u64 {
+        let h = self.half_bits;
+        let mask = (1u64 << h) - 1;
+        let (mut left, mut right) = (x >> h, x & mask);
+        for &key in &self.keys {
+            let f = xxhash_rust::xxh3::xxh3_64_with_seed(&right.to_le_bytes(), key) & mask;
+            (left, right) = (right, left ^ f);
+        }
+        (left << h) | right
+    }
+
+    /// The image of `x < n`: walking the network's cycle from `x` until it is back in range
+    /// keeps the map a bijection of `0..n` (at most four steps on average, as n is more than a
+    /// quarter of the network's range).
+    fn apply(&self, x: u64) -> u64 {
+        let mut y = self.feistel(x);
+        while y >= self.n {
+            y = self.feistel(y);
+        }
+        y
     }
 }
 
@@ -244,74 +470,56 @@ impl Task for PosGen {
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
-        let frame = run.template.frame(&self.example_vars())?;
-        let n = run
-            .tokenizer
-            .count(&format!("{}{}", frame.prefix, frame.suffix))?;
-        Ok(n as u64 + 2 * (self.near + self.far) as u64 + run.reserve)
+        self.minimum_length_for(run, 1)
+    }
+
+    /// The largest need over the run's samples (their seed tuples differ in digits, so in
+    /// tokens): the prompt, and the prompt with one continuation token, fit at this length.
+    fn minimum_length_for(&self, run: &Run, samples: u64) -> Result<u64, GenError> {
+        let frame = self.frame(run)?;
+        let tuples = self.tuples(run.seed);
+        let seed_len = self.near + self.far;
+        let mut needed = 0usize;
+        for sample in 0..samples.min(self.distinct_tuples()) {
+            let sequence = self.sequence(&tuples.get(sample)?, seed_len + 1);
+            needed = needed.max(self.prompt(run, &frame, &sequence)?.1);
+        }
+        Ok(needed as u64 + run.reserve)
+    }
+
+    fn check_samples(&self, samples: u64) -> Result<(), ParamError> {
+        if samples > self.distinct_tuples() {
+            return Err(self.too_many(samples));
+        }
+        Ok(())
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
-        let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "posgen",
-            params: &params,
-            seed: run.seed,
-            length: cell.length,
-            depth: None,
-            sample: cell.sample,
-        };
-        // The seed tuple depends on the sample only (not the split), drawn until it falls in
-        // this split's half of the tuple space.
-        let tuple_coords = Coordinates {
-            length: 0,
-            ..coords.clone()
-        };
-        let mut rng = tuple_coords.rng(Stream::Content);
-        let want_half = u64::from(self.split == "test");
+        let seed_tokens = self.seed_tuple(run.seed, cell.sample)?;
         let seed_len = self.near + self.far;
-        let seed_tokens = loop {
-            let t: Vec<u64> = (0..seed_len).map(|_| rng.below(self.modulus)).collect();
-            if self.overlap || self.half(&t, run.seed) == want_half {
-                break t;
-            }
-        };
         let mut native = if self.split == "train" {
             self.train_len
         } else {
             self.test_len
         };
-        let rule = if self.explain {
-            self.rule()
-        } else {
-            String::new()
-        };
-        let frame = run
-            .template
-            .frame(&vars([("rule", &rule), ("question", "")]))?;
+        let frame = self.frame(run)?;
         let tok = &run.tokenizer;
-        // The prompt is the seed; its size does not depend on the sequence length, so --len
-        // only bounds the prompt and the sequence keeps its native length.
-        let seed_text = seed_tokens
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let fitted = render_facts(tok, &frame, &[seed_text])?;
-        let budget = cell.length.saturating_sub(run.reserve) as usize;
+        // The prompt is the seed (after the rule, when asked for); the model writes the rest.
+        let first = self.sequence(&seed_tokens, seed_len + 1);
+        let (fitted, needed) = self.prompt(run, &frame, &first)?;
         if cell.length > 0 {
-            // --len sizes the whole sequence (seed and continuation): the most positions whose
-            // text fits the budget.
+            // --len sizes the model's window: the prompt and the continuation written after
+            // it, below the reserve. The most positions whose window fits the budget.
+            let budget = cell.length.saturating_sub(run.reserve) as usize;
+            if needed > budget {
+                return Err(GenError::TooShort { budget, needed });
+            }
             let longest = self.sequence(&seed_tokens, MAX_POSITIONS.min(budget + seed_len + 1));
-            let text_of = |n: usize| {
-                longest[..n]
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
-            let (n, _) = crate::fit::largest_fitting(seed_len + 1, longest.len(), budget, |n| {
-                Ok(((), tok.count(&text_of(n))?))
+            let (n, _) = largest_fitting(seed_len + 1, longest.len(), budget, |n| {
+                Ok((
+                    (),
+                    tok.count(&window(&fitted.input, &longest[seed_len..n]))?,
+                ))
             })?;
             native = n;
         }
@@ -374,15 +582,80 @@ mod tests {
         );
     }
 
+    fn split(base: &PosGen, split: &str, overlap: bool) -> PosGen {
+        PosGen {
+            split: split.into(),
+            overlap,
+            ..base.clone()
+        }
+    }
+
     #[test]
-    fn halves_split_the_tuple_space() {
-        let t = task("cot");
-        let mut counts = [0u32; 2];
-        for a in 0..17 {
-            for b in 0..17 {
-                counts[t.half(&[a, b, 1, 2], 9) as usize] += 1;
+    fn permutations_are_bijections() {
+        for n in [1u64, 2, 3, 5, 16, 17, 100, 289, 1000, 4913] {
+            let p = Permutation::new(n, [1, 2, 3, 4, 5, n]);
+            let mut seen: Vec<u64> = (0..n).map(|x| p.apply(x)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>(), "n = {n}");
+        }
+    }
+
+    /// Sampling without replacement: before, 3,000 default samples held about 90 repeated
+    /// seed tuples per split, and a tiny modulus repeated whole rows.
+    #[test]
+    fn seed_tuples_are_distinct_and_the_splits_disjoint() {
+        let base = task("recursive");
+        let (train, test) = (split(&base, "train", false), split(&base, "test", false));
+        let mut all = std::collections::BTreeSet::new();
+        for t in [&train, &test] {
+            for sample in 0..3000 {
+                let tuple = t.seed_tuple(5, sample).unwrap();
+                assert!(tuple.iter().all(|&x| x < 17));
+                assert!(all.insert(tuple), "{} sample {sample} repeats", t.split);
             }
         }
-        assert!(counts[0] > 100 && counts[1] > 100, "{counts:?}");
+        // A tiny space is used up exactly: 2^4 tuples, 8 per split.
+        let tiny = PosGen {
+            modulus: 2,
+            ..base.clone()
+        };
+        let mut all = std::collections::BTreeSet::new();
+        for name in ["train", "test"] {
+            let t = split(&tiny, name, false);
+            assert_eq!(t.distinct_tuples(), 8);
+            for sample in 0..8 {
+                assert!(all.insert(t.seed_tuple(1, sample).unwrap()));
+            }
+            assert!(t.check_samples(8).is_ok());
+            let e = t.check_samples(9).unwrap_err();
+            assert_eq!((e.param, e.value.as_str()), ("samples", "9"));
+            assert!(e.expected.starts_with("at most 8: "), "{}", e.expected);
+            assert!(t.seed_tuple(1, 8).is_err());
+        }
+        assert_eq!(all.len(), 16);
+        let overlapping = split(&tiny, "test", true);
+        assert_eq!(overlapping.distinct_tuples(), 16);
+        let mut own: Vec<_> = (0..16)
+            .map(|s| overlapping.seed_tuple(1, s).unwrap())
+            .collect();
+        own.sort();
+        own.dedup();
+        assert_eq!(own.len(), 16);
+    }
+
+    #[test]
+    fn huge_spaces_keep_a_permuted_tail() {
+        let t = PosGen {
+            modulus: 1_000_000,
+            near: 40,
+            far: 10,
+            ..task("cot")
+        };
+        assert_eq!(t.tuple_space().0, 3);
+        assert_eq!(t.distinct_tuples(), 500_000_000_000_000_000);
+        let a = t.seed_tuple(3, 0).unwrap();
+        let b = t.seed_tuple(3, 1).unwrap();
+        assert_eq!(a.len(), 50);
+        assert_ne!(a[47..], b[47..]);
     }
 }

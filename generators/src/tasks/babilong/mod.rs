@@ -119,6 +119,38 @@ fn story_screen(story: &Story) -> Screen {
     screen
 }
 
+/// `total` split into parts, their count within `parts` and each part within `sizes`: the
+/// count drawn among those that can make `total`, then the parts grown one at a time at random
+/// from the smallest size. A total no count can make (never asked for: the task's range is
+/// what these ranges make) is brought to the nearest one, so nothing panics; the story's
+/// size is checked after it is made.
+pub(crate) fn split_facts(
+    total: usize,
+    parts: std::ops::RangeInclusive<usize>,
+    sizes: std::ops::RangeInclusive<usize>,
+    rng: &mut Rng,
+) -> Vec<usize> {
+    let (lo, hi) = (*sizes.start(), *sizes.end());
+    let (first, last) = (*parts.start(), *parts.end());
+    let total = total.clamp(first * lo, last * hi);
+    let counts: Vec<usize> = parts
+        .filter(|&k| k * lo <= total && total <= k * hi)
+        .collect();
+    let k = counts
+        .get(rng.index(counts.len()))
+        .copied()
+        .unwrap_or(first);
+    let mut out = vec![lo; k];
+    for _ in k * lo..total {
+        let open: Vec<usize> = (0..k).filter(|&i| out[i] < hi).collect();
+        if open.is_empty() {
+            break;
+        }
+        out[open[rng.index(open.len())]] += 1;
+    }
+    out
+}
+
 /// bAbI's story sizes per task (facts), from its test set where known.
 pub fn default_facts(qa: u8) -> (u32, u32) {
     spec::find(qa).map_or((2, 10), |s| s.default_facts)
@@ -282,7 +314,8 @@ impl Babilong {
     }
 
     /// The story of `sample`: it depends on the sample alone, so every length shows the same
-    /// story and question.
+    /// story and question. Its size is drawn within the task's story sizes and is exactly the
+    /// number of facts told (`fact_count`).
     pub fn story(&self, seed: u64, sample: u64) -> Result<Story, GenError> {
         let params = canonical_json(&self.content_params());
         let coords = Coordinates {
@@ -306,14 +339,16 @@ impl Babilong {
                 let names = puzzles::Names {
                     fresh: self.vocab == Vocabulary::Fresh,
                     vocab: &vocab,
+                    facts: n,
                 };
                 make(&names, &mut rng)
             }
             Plot::Walk { events, question } => {
                 let Some(walked) = walk::walk(events, question, &vocab, n, &mut rng)? else {
-                    return Err(GenError::BadParams(format!(
-                        "qa{}: no answerable story of {n} facts after many tries; allow larger story sizes",
-                        self.qa
+                    return Err(GenError::Internal(format!(
+                        "qa{}: no answerable story of {n} facts in {} draws",
+                        self.qa,
+                        walk::MAX_DRAWS
                     )));
                 };
                 let events = walked.world.events;
@@ -331,6 +366,13 @@ impl Babilong {
                 }
             }
         };
+        if story.facts.len() != n {
+            return Err(GenError::Internal(format!(
+                "qa{}: a story of {} facts where {n} were asked for",
+                self.qa,
+                story.facts.len()
+            )));
+        }
         if spec.labels != spec::Labels::FromPuzzle {
             story.labels = spec.labels.resolve(&story.vocab);
         }
@@ -348,6 +390,28 @@ impl Babilong {
             ("instruction", self.spec.instruction),
             ("filler", if filler { "yes" } else { "" }),
         ]))?)
+    }
+
+    /// Tokens the instance of `sample` needs below the reserve, at any depth: its frame, and
+    /// its facts as the fitter counts them spread over the fact window with a quarter to
+    /// spare, plus 32 tokens of haystack for joins and the fitter's tolerance.
+    fn needed_length(
+        &self,
+        run: &Run,
+        sample: u64,
+        counts: &mut FactCounts,
+    ) -> Result<u64, GenError> {
+        let tok = &run.tokenizer;
+        let story = self.story(run.seed, sample)?;
+        let frame = self.story_frame(run, &story, true)?;
+        let fixed = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        let mut facts = 0usize;
+        for fact in &story.facts {
+            facts += counts.count(tok, fact)?;
+        }
+        let width = self.window.1 - self.window.0;
+        let context = (facts as f64 * 1.25 * 100.0 / width).ceil() as u64;
+        Ok(context + fixed as u64 + 32)
     }
 
     /// Depths of the facts: sorted uniform draws inside the window, or, with a requested depth,
@@ -370,6 +434,29 @@ impl Babilong {
                 out
             }
         }
+    }
+}
+
+/// Tokens of fact sentences as the fitter counts them (after a space), remembered across the
+/// stories of a run: stories repeat their sentences. Bounded, so a run of fresh names cannot
+/// grow it without limit.
+#[derive(Default)]
+struct FactCounts(std::collections::BTreeMap<String, usize>);
+
+impl FactCounts {
+    /// Most sentences remembered at once.
+    const CAPACITY: usize = 1 << 16;
+
+    fn count(&mut self, tok: &crate::Tokenizer, fact: &str) -> Result<usize, GenError> {
+        if let Some(&n) = self.0.get(fact) {
+            return Ok(n);
+        }
+        let n = tok.count(&format!(" {fact}"))?;
+        if self.0.len() >= Self::CAPACITY {
+            self.0.clear();
+        }
+        self.0.insert(fact.to_string(), n);
+        Ok(n)
     }
 }
 
@@ -411,24 +498,19 @@ impl Task for Babilong {
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
-        // The longest story of a few samples at the largest size, with a margin for longer
-        // ones; its facts must fit inside the fact window with room to spare.
-        let mut task = self.clone();
-        task.facts = (self.facts.1, self.facts.1);
-        let (mut facts, mut frame_tokens) = (0, 0);
-        for sample in 0..4 {
-            let story = task.story(run.seed, sample)?;
-            let frame = self.story_frame(run, &story, true)?;
-            let fixed = run
-                .tokenizer
-                .count(&format!("{}{}", frame.prefix, frame.suffix))?;
-            let all = render_facts(&run.tokenizer, &frame, &story.facts)?.length;
-            facts = facts.max(all.saturating_sub(fixed));
-            frame_tokens = frame_tokens.max(fixed);
+        self.minimum_length_for(run, 1)
+    }
+
+    /// The largest need over the run's stories: each story is made once more here (stories
+    /// depend on the sample alone), so the minimum holds for every instance of the run rather
+    /// than for a few probed ones.
+    fn minimum_length_for(&self, run: &Run, samples: u64) -> Result<u64, GenError> {
+        let mut counts = FactCounts::default();
+        let mut needed = 0;
+        for sample in 0..samples {
+            needed = needed.max(self.needed_length(run, sample, &mut counts)?);
         }
-        let width = self.window.1 - self.window.0;
-        let context = (facts as f64 * 1.25 * 100.0 / width).ceil() as u64;
-        Ok(context + frame_tokens as u64 + 32 + run.reserve)
+        Ok(needed + run.reserve)
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {

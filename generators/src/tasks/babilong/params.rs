@@ -28,6 +28,18 @@ pub struct BabilongParams {
     pub fact_window: (f64, f64),
 }
 
+/// What `--facts` accepts for one task, in words.
+fn accepted_facts(rules: &spec::TaskSpec) -> String {
+    let (qa, min, max) = (rules.qa, rules.min_facts, rules.max_facts);
+    if min == max {
+        format!("{min} for qa{qa}, whose stories always have {min} facts")
+    } else if max < MAX_FACTS {
+        format!("a size or range within {min}..{max} for qa{qa}, whose stories have {min} to {max} facts")
+    } else {
+        format!("a size or range within {min}..{max} for qa{qa} (its question needs at least {min} facts)")
+    }
+}
+
 /// A bAbI task number with the story sizes (facts, inclusive) it generates.
 pub type StorySizes = (u8, (u32, u32));
 
@@ -63,21 +75,13 @@ impl BabilongParams {
             }
             let facts = match self.facts {
                 None => rules.default_facts,
-                Some((a, b)) if !rules.sized => {
-                    return Err(ParamError::new(
-                        "facts",
-                        format!("{a}..{b}"),
-                        format!(
-                            "story sizes only for qa1-qa3 and qa5-qa13 (qa{qa} stories have a fixed shape)"
-                        ),
-                    ))
-                }
-                Some((a, b)) if a < rules.min_facts || b < a || b > MAX_FACTS => {
-                    return Err(ParamError::new(
-                        "facts",
-                        format!("{a}..{b}"),
-                        format!("a range within {}..{MAX_FACTS} for qa{qa}", rules.min_facts),
-                    ))
+                Some((a, b)) if a < rules.min_facts || b < a || b > rules.max_facts => {
+                    let asked = if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}..{b}")
+                    };
+                    return Err(ParamError::new("facts", asked, accepted_facts(rules)));
                 }
                 Some(range) => range,
             };
@@ -123,6 +127,18 @@ mod tests {
         ] {
             assert_eq!(p.story_sizes().unwrap_err().param, param, "{p:?}");
         }
+        let e = params(&[15], Some((5, 5)), full).story_sizes().unwrap_err();
+        assert_eq!(e.value, "5");
+        assert_eq!(e.expected, "8 for qa15, whose stories always have 8 facts");
+        let e = params(&[5], Some((1, 9)), full).story_sizes().unwrap_err();
+        assert_eq!(e.value, "1..9");
+        assert!(e
+            .expected
+            .starts_with("a size or range within 4..5000 for qa5"));
+        assert_eq!(
+            params(&[14], Some((3, 12)), full).story_sizes().unwrap(),
+            vec![(14, (3, 12))]
+        );
         let sizes = params(&[2, 1], Some((4, 6)), (10.0, 90.0)).story_sizes();
         assert_eq!(sizes.unwrap(), vec![(2, (4, 6)), (1, (4, 6))]);
         assert_eq!(

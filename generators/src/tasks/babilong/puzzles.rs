@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::render::{relation_json, DIRECTIONS};
-use super::{Story, Vocab};
+use super::{split_facts, Story, Vocab};
 use crate::rng::Rng;
 
 /// Which names a puzzle draws from: bAbI's, or our fresh lists.
@@ -17,6 +17,9 @@ pub struct Names<'a> {
     pub fresh: bool,
     /// The story's actors, places and objects.
     pub vocab: &'a Vocab,
+    /// The number of facts the story must have, within the task's range: puzzles whose size
+    /// varies (qa14, qa20) shape themselves to it, the others always have it.
+    pub facts: usize,
 }
 
 const TIMES: [(&str, &str); 4] = [
@@ -176,13 +179,14 @@ pub fn compass(names: &Names<'_>, rng: &mut Rng) -> Story {
 }
 
 /// qa14: moves at four times of day, told out of order; where was someone before a place.
+/// One to three actors move two to four times each, `names.facts` moves in all.
 pub fn time_reasoning(names: &Names<'_>, rng: &mut Rng) -> Story {
     let v = names.vocab;
-    let actors = 1 + rng.index(v.actors.len().min(3));
+    let moves_of = split_facts(names.facts, 1..=v.actors.len().min(3), 2..=TIMES.len(), rng);
     // Each actor's moves in time order, so a move's predecessor is the one listed before it.
     let mut in_time_order: Vec<(usize, usize, usize)> = Vec::new(); // (actor, time, place)
-    for a in rng.sample_indices(v.actors.len(), actors) {
-        let slots = 2 + rng.index(3);
+    let actors = rng.sample_indices(v.actors.len(), moves_of.len());
+    for (a, slots) in actors.into_iter().zip(moves_of) {
         let places = rng.sample_indices(v.places.len(), slots);
         for (t, p) in places.into_iter().enumerate() {
             in_time_order.push((a, t, p));
@@ -556,17 +560,18 @@ pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
 }
 
 /// qa20: people feel hungry, thirsty, tired or bored, go where that leads and get what they
-/// need; where will someone go, why did they go or get something.
+/// need; where will someone go, why did they go or get something. Two to four people tell one
+/// to three facts each, `names.facts` in all.
 pub fn motivations(names: &Names<'_>, rng: &mut Rng) -> Story {
     let v = names.vocab;
-    let count = 2 + rng.index(3);
-    let people = rng.sample_indices(v.actors.len(), count);
+    let facts_of = split_facts(names.facts, 2..=v.actors.len().min(4), 1..=3, rng);
+    let people = rng.sample_indices(v.actors.len(), facts_of.len());
     // Per person: stage reached (0 feels, 1 went, 2 got), and its facts' indices.
     let mut motive = Vec::new();
     let mut stage = Vec::new();
-    for _ in &people {
+    for facts in &facts_of {
         motive.push(rng.index(MOTIVES.len()));
-        stage.push(rng.index(3));
+        stage.push(facts - 1);
     }
     // Interleave: each person's facts in order, people mixed.
     let mut queue: Vec<usize> = people

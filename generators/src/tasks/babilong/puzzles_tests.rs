@@ -12,17 +12,25 @@ fn s(v: &Value) -> &str {
     v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
 }
 
-/// Seeded stories of task `qa`, both vocabularies.
+/// Seeded stories of task `qa`, both vocabularies: its default sizes, and every size it takes
+/// asked for exactly (`--facts N`), each told with exactly that many facts.
 fn stories(qa: u8) -> Vec<Story> {
     let mut out = Vec::new();
-    for vocab in ["babi", "fresh"] {
-        let task = Babilong::new(qa, vocab, None, (0.0, 100.0)).unwrap();
-        for sample in 0..60 {
-            let story = task.story(3, sample).unwrap();
-            assert!(story.supporting.windows(2).all(|w| w[0] < w[1]));
-            assert!(story.supporting.iter().all(|&f| f < story.facts.len()));
-            assert!(story.labels.contains(&story.answers.join(",")));
-            out.push(story);
+    let spec = super::super::spec::find(qa).unwrap();
+    let sizes = (spec.min_facts..=spec.max_facts).map(|n| (Some((n, n)), 12));
+    for (facts, samples) in std::iter::once((None, 60)).chain(sizes) {
+        for vocab in ["babi", "fresh"] {
+            let task = Babilong::new(qa, vocab, facts, (0.0, 100.0)).unwrap();
+            for sample in 0..samples {
+                let story = task.story(3, sample).unwrap();
+                if let Some((n, _)) = facts {
+                    assert_eq!(story.facts.len(), n as usize, "qa{qa}");
+                }
+                assert!(story.supporting.windows(2).all(|w| w[0] < w[1]));
+                assert!(story.supporting.iter().all(|&f| f < story.facts.len()));
+                assert!(story.labels.contains(&story.answers.join(",")));
+                out.push(story);
+            }
         }
     }
     out

@@ -5,7 +5,7 @@
 
 use super::puzzles::{self, Names};
 use super::world::Mix;
-use super::{Story, Vocab, CLASSIC_ACTORS, CLASSIC_GIVERS};
+use super::{Story, Vocab, CLASSIC_ACTORS, CLASSIC_GIVERS, MAX_FACTS};
 use crate::rng::Rng;
 
 /// Number words for qa7's counts.
@@ -119,12 +119,13 @@ impl Labels {
 pub struct TaskSpec {
     /// bAbI's task number.
     pub qa: u8,
-    /// bAbI's story sizes (facts), from its test set where known.
+    /// bAbI's story sizes (facts), from its test set where known; a puzzle's own range.
     pub default_facts: (u32, u32),
     /// The fewest facts a story of this task can have and still be answerable.
     pub min_facts: u32,
-    /// Whether `--facts` may resize its stories (puzzles have a fixed shape).
-    pub sized: bool,
+    /// The most facts a story of this task can have: [`MAX_FACTS`] for walks, the shape of
+    /// a puzzle. `--facts` is honoured exactly between the two and refused outside.
+    pub max_facts: u32,
     /// bAbI's own actors for `--vocab babi` (qa5 has its own cast).
     pub classic_actors: &'static [(&'static str, bool)],
     /// How the story is made.
@@ -153,7 +154,7 @@ const fn walk_task(
         qa,
         default_facts: facts,
         min_facts,
-        sized: true,
+        max_facts: MAX_FACTS,
         classic_actors: &CLASSIC_ACTORS,
         plot: Plot::Walk { events, question },
         labels: Labels::Places,
@@ -161,18 +162,20 @@ const fn walk_task(
     }
 }
 
-/// A fixed-shape task: `--facts` does not apply, so its sizes are the unused default.
+/// A puzzle task: its stories have between `facts.0` and `facts.1` facts (one size for most
+/// puzzles), all sizes it can take by default.
 const fn puzzle_task(
     qa: u8,
+    facts: (u32, u32),
     make: fn(&Names<'_>, &mut Rng) -> Story,
     labels: Labels,
     instruction: &'static str,
 ) -> TaskSpec {
     TaskSpec {
         qa,
-        default_facts: (2, 10),
-        min_facts: 1,
-        sized: false,
+        default_facts: facts,
+        min_facts: facts.0,
+        max_facts: facts.1,
         classic_actors: &CLASSIC_ACTORS,
         plot: Plot::Puzzle(make),
         labels,
@@ -193,17 +196,17 @@ const fn mix(moves: u64, gets: u64, drops: u64, gives: u64) -> Events {
 /// The tasks, qa1 to qa20 in order.
 pub const SPECS: [TaskSpec; 20] = [
     walk_task(1, (2, 10), 1, mix(1, 0, 0, 0), Question::WhereIsActor),
-    walk_task(2, (2, 88), 1, mix(5, 3, 2, 0), Question::WhereIsObject),
+    // An object is located once someone placed holds it or drops it: a move, then a get.
+    walk_task(2, (2, 88), 2, mix(5, 3, 2, 0), Question::WhereIsObject),
+    // An object has been in two places after a move, a get and another move.
     walk_task(3, (4, 228), 3, mix(5, 3, 2, 0), Question::WhereWasObject),
-    TaskSpec {
-        default_facts: (2, 2),
-        ..puzzle_task(4, puzzles::compass, Labels::Places, WHERE)
-    },
+    puzzle_task(4, (2, 2), puzzles::compass, Labels::Places, WHERE),
     TaskSpec {
         classic_actors: &CLASSIC_GIVERS,
         labels: Labels::ActorsAndObjects,
         instruction: "Answer with one word: a name or an object.",
-        ..walk_task(5, (4, 60), 2, mix(4, 3, 1, 4), Question::Giving)
+        // A give needs two actors moved to one place and an object got: four facts.
+        ..walk_task(5, (4, 60), 4, mix(4, 3, 1, 4), Question::Giving)
     },
     TaskSpec {
         labels: Labels::YesNo,
@@ -251,29 +254,39 @@ pub const SPECS: [TaskSpec; 20] = [
         Events::Companions { coreference: true },
         Question::WhereIsActor,
     ),
-    puzzle_task(14, puzzles::time_reasoning, Labels::FromPuzzle, WHERE),
+    puzzle_task(
+        14,
+        (2, 12),
+        puzzles::time_reasoning,
+        Labels::FromPuzzle,
+        WHERE,
+    ),
     puzzle_task(
         15,
+        (8, 8),
         puzzles::deduction,
         Labels::FromPuzzle,
         "Answer with one word: an animal.",
     ),
     puzzle_task(
         16,
+        (7, 7),
         puzzles::induction,
         Labels::FromPuzzle,
         "Answer with one word: a colour.",
     ),
-    puzzle_task(17, puzzles::positions, Labels::FromPuzzle, YES_NO),
-    puzzle_task(18, puzzles::sizes, Labels::FromPuzzle, YES_NO),
+    puzzle_task(17, (2, 2), puzzles::positions, Labels::FromPuzzle, YES_NO),
+    puzzle_task(18, (3, 3), puzzles::sizes, Labels::FromPuzzle, YES_NO),
     puzzle_task(
         19,
+        (4, 4),
         puzzles::path_finding,
         Labels::FromPuzzle,
         "Answer with the two directions, n, s, e or w, separated by a comma, like n,e.",
     ),
     puzzle_task(
         20,
+        (2, 12),
         puzzles::motivations,
         Labels::FromPuzzle,
         "Answer with one word.",
@@ -295,6 +308,8 @@ mod tests {
         for (spec, qa) in SPECS.iter().zip(super::super::TASKS) {
             assert_eq!(spec.qa, qa);
             assert!(spec.min_facts <= spec.default_facts.0);
+            assert!(spec.default_facts.0 <= spec.default_facts.1);
+            assert!(spec.default_facts.1 <= spec.max_facts);
         }
     }
 }

@@ -17,8 +17,16 @@ pub struct Walked {
     pub asked: Asked,
 }
 
-/// Grow a story of at least `facts` facts from `events` until `question` can be asked; `None`
-/// if no question came within a generous number of facts.
+/// Stories drawn before [`walk`] gives up. At the smallest size each task accepts
+/// ([`super::spec::TaskSpec::min_facts`]) at least one random story in 200 can be asked about
+/// (qa5's four facts are the rarest), so running out has odds below e^-100.
+pub const MAX_DRAWS: usize = 20_000;
+
+/// A story of exactly `facts` facts from `events` that a question of family `question` can be
+/// asked about. Stories are drawn whole and one the question does not fit is drawn again, so
+/// every story size asked for is the size told (growing a story until a question fits would
+/// overshoot it) and the last fact is no likelier than any other to be the one asked about.
+/// `None` if no story of that size could be asked about in [`MAX_DRAWS`] draws.
 pub fn walk(
     events: Events,
     question: Question,
@@ -31,15 +39,15 @@ pub fn walk(
         places: vocab.places.len(),
         objects: vocab.objects.len(),
     };
-    let mut world = World::new(sizes, rng);
-    for _ in 0..(facts * 8 + 64) {
-        if world.events.len() >= facts {
-            if let Some(asked) = ask(question, &world, vocab, rng) {
-                return Ok(Some(Walked { world, asked }));
-            }
+    for _ in 0..MAX_DRAWS {
+        let mut world = World::new(sizes, rng);
+        for _ in 0..facts {
+            let event = next_event(events, &world, rng);
+            world.apply(event)?;
         }
-        let event = next_event(events, &world, rng);
-        world.apply(event)?;
+        if let Some(asked) = ask(question, &world, vocab, rng) {
+            return Ok(Some(Walked { world, asked }));
+        }
     }
     Ok(None)
 }
@@ -151,6 +159,63 @@ fn companions(coreference: bool, world: &World, rng: &mut Rng) -> Event {
 mod tests {
     use super::*;
     use crate::rng::Stream;
+    use crate::tasks::babilong::spec::{Plot, SPECS};
+
+    fn classic() -> Vocab {
+        let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        Vocab {
+            actors: super::super::CLASSIC_ACTORS
+                .iter()
+                .map(|&(n, he)| (n.to_string(), he))
+                .collect(),
+            places: own(&super::super::CLASSIC_PLACES),
+            objects: own(&super::super::CLASSIC_OBJECTS),
+        }
+    }
+
+    /// Every walk task tells exactly the size asked for, from its smallest size up; one fact
+    /// fewer than the smallest can never be asked about.
+    #[test]
+    fn stories_have_exactly_the_size_asked_and_the_minimum_is_true() {
+        let vocab = classic();
+        for spec in &SPECS {
+            let Plot::Walk { events, question } = spec.plot else {
+                continue;
+            };
+            let min = spec.min_facts as usize;
+            for facts in [min, min + 1, min + 2, 10, 37, 200] {
+                for seed in 0..40 {
+                    let mut rng = Rng::from_seed_u64(seed, Stream::Content);
+                    let walked = walk(events, question, &vocab, facts, &mut rng)
+                        .unwrap()
+                        .unwrap_or_else(|| panic!("qa{} at {facts} facts", spec.qa));
+                    assert_eq!(walked.world.events.len(), facts, "qa{}", spec.qa);
+                    assert!(walked.asked.supporting.iter().all(|&f| f < facts));
+                }
+            }
+            let mut rng = Rng::from_seed_u64(7, Stream::Content);
+            for _ in 0..3000 {
+                let mut world = World::new(
+                    Sizes {
+                        actors: 4,
+                        places: 6,
+                        objects: 3,
+                    },
+                    &mut rng,
+                );
+                for _ in 0..min - 1 {
+                    let event = next_event(events, &world, &mut rng);
+                    world.apply(event).unwrap();
+                }
+                assert!(
+                    ask(question, &world, &vocab, &mut rng).is_none(),
+                    "qa{} can be asked about {} facts",
+                    spec.qa,
+                    min - 1
+                );
+            }
+        }
+    }
 
     /// A story of 300 facts from `events`, each checked by `rule` against the world before it.
     fn each_fact(events: Events, rule: impl Fn(&World, &Event)) {
