@@ -296,14 +296,11 @@ impl PosGen {
         } else {
             String::new()
         };
-        Ok(run
-            .template
-            .frame(&vars([("rule", &rule), ("question", "")]))?)
+        run.frame(&vars([("rule", &rule), ("question", "")]), "")
     }
 
     /// The prompt of a seed tuple, and the tokens the smallest instance of it needs in the
-    /// model's window: the prompt, or the prompt followed by the first continuation token,
-    /// whichever counts more.
+    /// model's window: what the model reads, and the answer budget of one continuation token.
     fn prompt(
         &self,
         run: &Run,
@@ -312,8 +309,7 @@ impl PosGen {
     ) -> Result<(Fitted, usize), GenError> {
         let seed_len = self.near + self.far;
         let fitted = render_facts(&run.tokenizer, frame, &[numbers(&sequence[..seed_len])])?;
-        let smallest = window(&fitted.input, &sequence[seed_len..seed_len + 1]);
-        let needed = fitted.length.max(run.tokenizer.count(&smallest)?);
+        let needed = window_tokens(run, &fitted, &sequence[seed_len..seed_len + 1])?;
         Ok((fitted, needed))
     }
 
@@ -342,9 +338,15 @@ fn numbers(values: &[u64]) -> String {
         .join(" ")
 }
 
-/// What the model's window holds once it has written `continuation` after `input`.
-fn window(input: &str, continuation: &[u64]) -> String {
-    format!("{input} {}", numbers(continuation))
+/// Tokens of the model's window for `continuation` after `fitted`: what the model reads plus
+/// the answer budget for writing the continuation (per row, or `--reserve`, which the
+/// continuation must then fit in).
+fn window_tokens(run: &Run, fitted: &Fitted, continuation: &[u64]) -> Result<usize, GenError> {
+    let target = numbers(continuation);
+    if run.reserve > 0 && run.tokenizer.count(&target)? as u64 > run.reserve {
+        return Ok(usize::MAX / 2);
+    }
+    Ok(fitted.prompt_tokens + run.answer_tokens(&target)? as usize)
 }
 
 /// The seed tuples of one split of one run (see [`PosGen::tuples`]).
@@ -484,7 +486,7 @@ impl Task for PosGen {
             let sequence = self.sequence(&tuples.get(sample)?, seed_len + 1);
             needed = needed.max(self.prompt(run, &frame, &sequence)?.1);
         }
-        Ok(needed as u64 + run.reserve)
+        Ok(needed as u64)
     }
 
     fn check_samples(&self, samples: u64) -> Result<(), ParamError> {
@@ -503,30 +505,26 @@ impl Task for PosGen {
             self.test_len
         };
         let frame = self.frame(run)?;
-        let tok = &run.tokenizer;
         // The prompt is the seed (after the rule, when asked for); the model writes the rest.
         let first = self.sequence(&seed_tokens, seed_len + 1);
         let (fitted, needed) = self.prompt(run, &frame, &first)?;
         if cell.length > 0 {
-            // --len sizes the model's window: the prompt and the continuation written after
-            // it, below the reserve. The most positions whose window fits the budget.
-            let budget = cell.length.saturating_sub(run.reserve) as usize;
+            // --len sizes the model's window: what it reads and the budget for the
+            // continuation it writes. The most positions whose window fits.
+            let budget = cell.length as usize;
             if needed > budget {
                 return Err(GenError::TooShort { budget, needed });
             }
             let longest = self.sequence(&seed_tokens, MAX_POSITIONS.min(budget + seed_len + 1));
             let (n, _) = largest_fitting(seed_len + 1, longest.len(), budget, |n| {
-                Ok((
-                    (),
-                    tok.count(&window(&fitted.input, &longest[seed_len..n]))?,
-                ))
+                Ok(((), window_tokens(run, &fitted, &longest[seed_len..n])?))
             })?;
             native = n;
         }
         let sequence = self.sequence(&seed_tokens, native);
         let continuation: Vec<String> = sequence[seed_len..].iter().map(u64::to_string).collect();
         let target = continuation.join(" ");
-        let target_tokens = tok.count(&target)?;
+        let max_new_tokens = run.answer_tokens(&target)?;
         let mut p = self.content_params();
         p["seed_tokens"] = json!(seed_tokens);
         p["sequence"] = json!(sequence);
@@ -537,8 +535,9 @@ impl Task for PosGen {
             target,
             answers: continuation,
             metric: Metric::Exact,
-            max_new_tokens: (target_tokens + 16) as u32,
+            max_new_tokens,
             length: fitted.length as u64,
+            prompt_tokens: fitted.prompt_tokens as u64,
             params: canonical_json(&p),
             ..Instance::at(self, run, cell)
         })

@@ -69,6 +69,9 @@ pub const MAX_FACTS: u32 = 5000;
 /// Answer budget: one word or a short list.
 pub const MAX_NEW_TOKENS: u32 = 16;
 
+/// The start of the model's answer, read right after the prompt.
+const ANSWER_PREFIX: &str = "Answer:";
+
 /// Validated babilong parameters for one bAbI task.
 #[derive(Debug, Clone)]
 pub struct Babilong {
@@ -385,11 +388,14 @@ impl Babilong {
         story: &Story,
         filler: bool,
     ) -> Result<crate::Frame, GenError> {
-        Ok(run.template.frame(&vars([
-            ("question", story.question.as_str()),
-            ("instruction", self.spec.instruction),
-            ("filler", if filler { "yes" } else { "" }),
-        ]))?)
+        run.frame(
+            &vars([
+                ("question", story.question.as_str()),
+                ("instruction", self.spec.instruction),
+                ("filler", if filler { "yes" } else { "" }),
+            ]),
+            ANSWER_PREFIX,
+        )
     }
 
     /// Tokens the instance of `sample` needs below the reserve, at any depth: its frame, and
@@ -404,7 +410,7 @@ impl Babilong {
         let tok = &run.tokenizer;
         let story = self.story(run.seed, sample)?;
         let frame = self.story_frame(run, &story, true)?;
-        let fixed = tok.count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        let fixed = frame.fixed_tokens(tok)?;
         let mut facts = 0usize;
         for fact in &story.facts {
             facts += counts.count(tok, fact)?;
@@ -563,12 +569,13 @@ impl Task for Babilong {
         Ok(Instance {
             input: fitted.input,
             question: story.question.clone(),
-            answer_prefix: "Answer:".into(),
+            answer_prefix: ANSWER_PREFIX.into(),
             target,
             answers: story.answers.clone(),
             labels: story.labels.clone(),
             metric: Metric::Label,
             length: fitted.length as u64,
+            prompt_tokens: fitted.prompt_tokens as u64,
             depth_percent: if filler { cell.depth } else { None },
             needle_offsets: fitted.needle_offsets,
             needle_depths: if filler {
