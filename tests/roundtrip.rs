@@ -88,10 +88,14 @@ fn recipe(d: &mut Draw) -> Vec<String> {
             "chars",
             "bytelevel",
             "metaspace",
+            "chat",
         ])
         .to_string();
+    // A chat model: its tokenizer.json with the chat template counted in every prompt.
+    let chat = tokenizer == "chat";
     let tokenizer = match tokenizer.as_str() {
         "bytelevel" | "metaspace" => fixture(&format!("tokenizer-{tokenizer}.json")),
+        "chat" => fixture("chat/tokenizer.json"),
         t => t.to_string(),
     };
     let corpus = [
@@ -229,6 +233,12 @@ fn recipe(d: &mut Draw) -> Vec<String> {
         }
     }
     push(&["--seed", &seed, "--tokenizer", &tokenizer]);
+    if chat {
+        push(&["--chat-template", &fixture("chat/tokenizer_config.json")]);
+        if d.chance(50) {
+            push(&["--system", "Read closely; answer in a few words."]);
+        }
+    }
     if d.chance(30) {
         push(&["--samples", "2"]);
     }

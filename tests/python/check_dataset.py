@@ -250,7 +250,9 @@ def check_lengths_all(parent):
             print(f"skipped {name}: undiluted needlechain (known: largest chain not monotone)")
             skipped += 1
             continue
-        check_lengths(directory, tok if tok.endswith(".json") else None)
+        chat = recipe.get("chat_template")
+        check_lengths(directory, tok if tok.endswith(".json") else None,
+                      os.path.dirname(chat) if chat else None)
         checked += 1
     if checked == 0:
         fail(f"no datasets checked under {parent}")

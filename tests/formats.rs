@@ -1,0 +1,118 @@
+//! Datasets of an earlier format (format 1, checked in under `tests/fixtures/datasets-format1/`)
+//! are named as such by `verify` (exit 2, the format and the release that makes it), never
+//! reported as false mismatches; the commands that made them still run and make datasets of
+//! today's format that verify. Datasets of the current format (under
+//! `tests/fixtures/datasets-format2/`) verify byte for byte: any change to what a recipe makes
+//! shows here and needs a new format version.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const GEN: &str = env!("CARGO_BIN_EXE_gen");
+
+fn fixtures(format: u32) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/datasets-format{format}"));
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("manifest.json").exists())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 10, "fixture datasets are missing: {dirs:?}");
+    dirs
+}
+
+fn manifest(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn datasets_of_format_1_are_named_not_mismatched() {
+    for dir in fixtures(1) {
+        let out = Command::new(GEN)
+            .args(["verify", "-q"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", dir.display());
+        assert!(
+            err.contains("made with needlework format 1") && err.contains("use needlework 0.1.0"),
+            "{}: {err}",
+            dir.display()
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!err.contains("mismatch"), "{err}");
+    }
+}
+
+#[test]
+fn format_1_commands_still_run_and_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in fixtures(1) {
+        let old = manifest(&dir);
+        // The recorded command, with --out pointed at a fresh directory.
+        let command: Vec<String> = old["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        let fresh = tmp.path().join(dir.file_name().unwrap());
+        let mut args: Vec<String> = Vec::new();
+        let mut rest = command[1..].iter();
+        while let Some(a) = rest.next() {
+            if a == "--out" {
+                rest.next();
+                continue;
+            }
+            args.push(a.clone());
+        }
+        args.push("--out".into());
+        args.push(fresh.display().to_string());
+        let out = Command::new(GEN)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(manifest(&fresh)["generator"]["format_version"], 2);
+        let v = Command::new(GEN)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["verify", "-q"])
+            .arg(&fresh)
+            .output()
+            .unwrap();
+        assert!(
+            v.status.success(),
+            "{}: {}",
+            fresh.display(),
+            String::from_utf8_lossy(&v.stderr)
+        );
+    }
+}
+
+#[test]
+fn datasets_of_format_2_verify_byte_for_byte() {
+    for dir in fixtures(2) {
+        assert_eq!(manifest(&dir)["generator"]["format_version"], 2);
+        let out = Command::new(GEN)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["verify", "-q"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
