@@ -174,6 +174,10 @@ pub fn derived_canary(recipe: &Recipe) -> String {
     if templates::builtin(r.options.name(), &r.template).is_none() {
         r.template.clear();
     }
+    // A chat template is always a file: its hash stands for it.
+    if let Some(path) = r.chat_template.as_mut() {
+        path.clear();
+    }
     let json = serde_json::to_string(&r).unwrap_or_default();
     let h = xxhash_rust::xxh3::xxh3_128(json.as_bytes());
     needlework_generators::hash::uuid_v4((h >> 64) as u64, h as u64)

@@ -18,8 +18,7 @@ fn assert_budget(dir: &Path) {
     let rows = rows(dir);
     assert!(!rows.is_empty());
     for row in rows {
-        let prompt = prompt_tokens(dir, &row.id);
-        let max_new = max_new_tokens(dir, &row.id);
+        let (prompt, max_new) = (row.prompt_tokens, row.max_new_tokens);
         let target = row.target_length;
         let tol = (target / 500).max(16);
         assert!(
@@ -33,52 +32,6 @@ fn assert_budget(dir: &Path) {
             row.id
         );
     }
-}
-
-/// One i64 column of the row with `id`.
-fn column(dir: &Path, id: &str, name: &str) -> i64 {
-    for file in parquet_files(dir) {
-        for batch in read_batches(&file) {
-            let ids = batch
-                .column_by_name("id")
-                .unwrap()
-                .as_any()
-                .downcast_ref::<arrow::array::StringArray>()
-                .unwrap()
-                .clone();
-            let col = batch.column_by_name(name).unwrap();
-            let values: Vec<i64> = match col.data_type() {
-                arrow::datatypes::DataType::Int32 => col
-                    .as_any()
-                    .downcast_ref::<arrow::array::Int32Array>()
-                    .unwrap()
-                    .values()
-                    .iter()
-                    .map(|&v| v as i64)
-                    .collect(),
-                _ => col
-                    .as_any()
-                    .downcast_ref::<arrow::array::Int64Array>()
-                    .unwrap()
-                    .values()
-                    .to_vec(),
-            };
-            for (i, v) in values.into_iter().enumerate() {
-                if ids.value(i) == id {
-                    return v;
-                }
-            }
-        }
-    }
-    panic!("no row {id}")
-}
-
-fn prompt_tokens(dir: &Path, id: &str) -> i64 {
-    column(dir, id, "prompt_tokens")
-}
-
-fn max_new_tokens(dir: &Path, id: &str) -> i64 {
-    column(dir, id, "max_new_tokens")
 }
 
 #[test]
@@ -125,7 +78,7 @@ fn a_chat_template_is_counted_and_verified() {
     assert_budget(dir);
     // The chat adds tokens: the system turn, the markers, the generation prompt.
     for row in rows(dir) {
-        assert!(prompt_tokens(dir, &row.id) > row.length + 10, "{}", row.id);
+        assert!(row.prompt_tokens > row.length + 10, "{}", row.id);
     }
     let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
     assert!(manifest.contains("\"chat_template\"") && manifest.contains("Answer briefly."));

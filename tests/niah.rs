@@ -383,10 +383,14 @@ fn hugging_face_tokenizer_files_count_exactly() {
         let tok = Tokenizer::from_json_bytes(&std::fs::read(&path).unwrap(), &path).unwrap();
         for r in rows(Path::new(&out)) {
             assert_eq!(r.length as usize, tok.count(&r.input).unwrap());
+            // What fits the budget is what the model reads: the input and the answer prefix.
+            let prompt = tok
+                .count(&format!("{}{}", r.input, r.answer_prefix))
+                .unwrap() as i64;
             let budget = r.target_length - 128;
             assert!(
-                r.length <= budget && r.length >= budget - 16,
-                "{file}: {}",
+                prompt <= budget && prompt >= budget - 16 && r.length < prompt,
+                "{file}: {} {prompt}",
                 r.length
             );
         }

@@ -821,8 +821,8 @@ fn no_manifest_field_can_be_edited() {
         ),
         (
             "version",
-            text.replace("\"version\": \"0.1.0\"", "\"version\": \"0.1.1\""),
-            "its writer ('needlework 0.1.0', not 'needlework 0.1.1')",
+            text.replace("\"version\": \"0.2.0\"", "\"version\": \"0.2.1\""),
+            "its writer ('needlework 0.2.0', not 'needlework 0.2.1')",
         ),
         ("not_data", text.replace("\"inspect\",", ""), "not_data"),
         (

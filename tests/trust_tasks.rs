@@ -167,11 +167,20 @@ fn posgen_fits_its_window_or_is_refused() {
                     generate(&o, &a);
                     for r in rows(Path::new(&o)) {
                         assert_eq!(r.length as usize, tok.count(&r.input).unwrap());
-                        let window = tok.count(&format!("{} {}", r.input, r.target)).unwrap();
+                        // The window: what the model reads plus its answer budget, which
+                        // holds the continuation (per row, or --reserve).
+                        let answer = tok.count(&r.target).unwrap() as i64;
+                        let budget = if reserve > 0 {
+                            reserve as i64
+                        } else {
+                            answer + 16
+                        };
+                        assert_eq!(r.max_new_tokens, budget, "{a:?}");
                         assert!(
-                            r.length as u64 + reserve <= len && window as u64 + reserve <= len,
-                            "{a:?}: prompt {} and window {window} for --len {len}",
-                            r.length
+                            r.prompt_tokens + r.max_new_tokens <= len as i64 && answer <= budget,
+                            "{a:?}: prompt {} and answer budget {} for --len {len}",
+                            r.prompt_tokens,
+                            r.max_new_tokens
                         );
                         assert!(r
                             .input

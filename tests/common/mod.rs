@@ -92,11 +92,14 @@ pub fn read_batches(file: &Path) -> Vec<RecordBatch> {
 pub struct TestRow {
     pub id: String,
     pub input: String,
+    pub answer_prefix: String,
     pub target: String,
     pub answers: Vec<String>,
     pub metric: String,
     pub target_length: i64,
     pub length: i64,
+    pub prompt_tokens: i64,
+    pub max_new_tokens: i64,
     pub depth_percent: Option<f64>,
     pub sample_index: i64,
     pub needle_offsets: Vec<i64>,
@@ -106,9 +109,12 @@ pub struct TestRow {
 }
 
 /// The columns [`TestRow`] holds: the rest (hashes, canary, tokenizer) is never decoded.
-const TEST_ROW_COLUMNS: [&str; 13] = [
+const TEST_ROW_COLUMNS: [&str; 16] = [
     "id",
     "input",
+    "answer_prefix",
+    "prompt_tokens",
+    "max_new_tokens",
     "target",
     "answers",
     "metric",
@@ -129,6 +135,8 @@ fn test_rows(file: &Path, batch: &RecordBatch) -> anyhow::Result<Vec<TestRow>> {
     let (params, variant) = (s("params")?, s("variant")?);
     let answers = columns.string_lists("answers")?;
     let (target_length, length) = (columns.i64s("target_length")?, columns.i64s("length")?);
+    let (answer_prefix, prompt_tokens) = (s("answer_prefix")?, columns.i64s("prompt_tokens")?);
+    let max_new_tokens = columns.i32s("max_new_tokens")?;
     let sample_index = columns.i64s("sample_index")?;
     let depth_percent = columns.f64s("depth_percent")?;
     let needle_offsets = columns.i64_lists("needle_offsets")?;
@@ -138,11 +146,14 @@ fn test_rows(file: &Path, batch: &RecordBatch) -> anyhow::Result<Vec<TestRow>> {
             Ok(TestRow {
                 id: id.value(i).to_string(),
                 input: input.value(i).to_string(),
+                answer_prefix: answer_prefix.value(i).to_string(),
                 target: target.value(i).to_string(),
                 answers: answers.value(i),
                 metric: metric.value(i).to_string(),
                 target_length: target_length.value(i),
                 length: length.value(i),
+                prompt_tokens: prompt_tokens.value(i),
+                max_new_tokens: max_new_tokens.value(i) as i64,
                 depth_percent: depth_percent.get(i),
                 sample_index: sample_index.value(i),
                 needle_offsets: needle_offsets.value(i),

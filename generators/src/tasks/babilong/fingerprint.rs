@@ -20,6 +20,7 @@ fn run(haystack: bool) -> Run {
         .unwrap(),
         seed: 11,
         reserve: 16,
+        reader: Default::default(),
     }
 }
 
