@@ -287,9 +287,11 @@ pub struct ExportArgs {
 pub struct ScoreArgs {
     /// The dataset directory.
     pub dir: PathBuf,
-    /// JSON Lines of {"id", "prediction"} (also RULER's index/pred and lm-eval's --log_samples files).
-    #[arg(long)]
-    pub predictions: PathBuf,
+    /// JSON Lines of {"id", "prediction"} (also RULER's prediction files, by others.id or
+    /// index, and lm-eval's --log_samples files); a directory stands for its *.jsonl files.
+    /// Repeat to read several.
+    #[arg(long, required = true)]
+    pub predictions: Vec<PathBuf>,
     /// Where scores.json and the heatmaps go (default: <dir>/scores).
     #[arg(long)]
     pub out: Option<PathBuf>,
