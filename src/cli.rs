@@ -35,7 +35,7 @@ pub enum Command {
     Babilong(Box<BabilongArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
-    /// Write harness files into a dataset: lm-eval task YAMLs, an inspect task, OpenCompass configs.
+    /// Write harness files into a dataset: lm-eval task YAMLs, an inspect task, OpenCompass configs, RULER's layout.
     Export(ExportArgs),
     /// Score predictions against a dataset: accuracy per config x length x depth, and a heatmap.
     Score(ScoreArgs),
@@ -277,10 +277,14 @@ pub struct InputOverrides {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// lm-eval, inspect or opencompass.
+    /// lm-eval, inspect, opencompass or ruler.
     pub harness: String,
-    /// The dataset directory (the files are written into it).
+    /// The dataset directory (the files are written into <dir>/<harness>).
     pub dir: PathBuf,
+    /// The dataset's name in task, group, module and variable names (letters, digits, _;
+    /// default: the directory's name, made plain).
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]
