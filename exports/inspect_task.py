@@ -71,7 +71,9 @@ def ruler_mean():
     """Mean partial credit over the samples that have one (the others score -1)."""
 
     def compute(scores):
-        values = [s.score.as_float() for s in scores if s.score.as_float() >= 0]
+        # Sample scores, or plain scores in older inspect_ai versions.
+        values = [getattr(s, "score", s).as_float() for s in scores]
+        values = [v for v in values if v >= 0]
         return sum(values) / len(values) if values else 0.0
 
     return compute

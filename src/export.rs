@@ -420,8 +420,8 @@ pub fn export(harness: &str, dir: &Path, name: Option<&str>) -> Result<()> {
         ),
         "opencompass" => {
             println!(
-                "use: in an OpenCompass config in {}: with read_base(): from .{prefix} import {prefix}_datasets",
-                folder.display()
+                "use: in a run config beside {} (or beside a link to it): with read_base(): from .{prefix} import {prefix}_datasets",
+                folder.join(format!("{prefix}.py")).display()
             );
             println!(
                 "run: PYTHONPATH={} opencompass <that config>",
@@ -454,6 +454,24 @@ mod tests {
             "\"x\\\"y\\\\z\\n# k: v\\r\\t\\x7f\\x85\\xe9\\u2028\\U0001f9f5\""
         );
         assert!(literal("\u{0}\u{1b}").is_ascii());
+    }
+
+    #[test]
+    fn dataset_names_are_plain() {
+        let name = |d: &str| dataset_name(Path::new(d), None).unwrap();
+        assert_eq!(name("/x/datasets/niah-s7"), "niah_s7");
+        assert_eq!(name("/x/Niah  Run (2)"), "niah_run_2");
+        assert_eq!(name("/x/--é--"), "dataset");
+        assert_eq!(name("/x/7days"), "7days");
+        assert_eq!(name(&format!("/x/{}-b", "a".repeat(70))).len(), MAX_NAME);
+        assert!(!name(&format!("/x/{}_b", "a".repeat(63))).ends_with('_'));
+        assert_eq!(
+            dataset_name(Path::new("/x/y"), Some("Bab_2")).unwrap(),
+            "Bab_2"
+        );
+        for bad in ["", "a-b", "a b", "é"] {
+            assert!(dataset_name(Path::new("/x/y"), Some(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]
