@@ -4,7 +4,9 @@ inspect`; dataset hash @@HASH@@).
     inspect eval <this file>@<config> --model <provider/model>
 
 Each row is scored with its own metric (see `is_correct`); accuracy is also reported per
-`target_length`.
+`target_length`. Configs whose rows have RULER's partial credit (metric all or any) also report
+it (`ruler_partial`: the fraction of gold items present, as RULER's string_match_all), overall
+and per `target_length`.
 """
 
 import os
@@ -12,7 +14,17 @@ import os
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample, hf_dataset
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, grouped, scorer, stderr
+from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
+    Score,
+    Target,
+    accuracy,
+    grouped,
+    metric,
+    scorer,
+    stderr,
+)
 from inspect_ai.solver import TaskState, generate
 
 DATASET_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,7 +35,8 @@ DATASET_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def record_to_sample(row):
     return Sample(
         id=row["id"],
-        input=row["input"],
+        # What lm-eval sends too: the input immediately followed by the answer prefix.
+        input=row["input"] + (row["answer_prefix"] or ""),
         target=row["target"],
         metadata={
             "metric": row["metric"],
@@ -53,7 +66,32 @@ def needlework_metric():
     return score
 
 
-def needlework_task(config, split, max_tokens):
+@metric
+def ruler_mean():
+    """Mean partial credit over the samples that have one (the others score -1)."""
+
+    def compute(scores):
+        # Sample scores, or plain scores in older inspect_ai versions.
+        values = [getattr(s, "score", s).as_float() for s in scores]
+        values = [v for v in values if v >= 0]
+        return sum(values) / len(values) if values else 0.0
+
+    return compute
+
+
+@scorer(metrics=[ruler_mean(), grouped(ruler_mean(), "target_length")])
+def ruler_partial():
+    """RULER's partial credit: the fraction of gold items present in the answer."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        completion = state.output.completion
+        credit = row_ruler_credit(state.metadata, completion)
+        return Score(value=-1.0 if credit is None else credit, answer=completion)
+
+    return score
+
+
+def needlework_task(config, split, max_tokens, ruler=False):
     dataset = hf_dataset(
         "parquet",
         split=split,
@@ -64,7 +102,7 @@ def needlework_task(config, split, max_tokens):
     return Task(
         dataset=dataset,
         solver=generate(),
-        scorer=needlework_metric(),
+        scorer=[needlework_metric(), ruler_partial()] if ruler else needlework_metric(),
         config=GenerateConfig(max_tokens=max_tokens, temperature=0.0),
     )
 @@TASKS@@

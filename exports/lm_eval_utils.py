@@ -2,21 +2,29 @@
 
 # --- lm-evaluation-harness hooks (written by `gen export lm-eval`) ---------------------------
 
-LENGTHS = @@LENGTHS@@
-
 
 def process_results(doc, results):
-    """Score one row with its own metric; report it under its length (RULER's convention:
-    the other lengths get -1, which `aggregate` leaves out) and under `score`."""
+    """Score one row with its own metric, under `score` and under its length (RULER reports
+    accuracy per length); rows with RULER's partial credit (metric all or any) report it under
+    `ruler` and `ruler_<length>`. A row reports only its own keys: each metric is the mean over
+    the rows that report it."""
     prediction = results[0] if results else ""
     value = score_row(doc, prediction)
-    out = {str(n): -1.0 for n in LENGTHS}
-    out[str(doc["target_length"])] = value
-    out["score"] = value
+    length = str(doc["target_length"])
+    out = {"score": value, length: value}
+    credit = row_ruler_credit(doc, prediction)
+    if credit is not None:
+        out["ruler"] = credit
+        out["ruler_" + length] = credit
     return out
 
 
-def aggregate(values):
-    """Mean over the rows of one length; -1 when the dataset has none at that length."""
-    kept = [v for v in values if v != -1]
-    return sum(kept) / len(kept) if kept else -1
+def process_length_results(doc, results):
+    """`process_results` for the per-length tasks: `score`, and `ruler` where the row has it."""
+    out = process_results(doc, results)
+    return {k: v for k, v in out.items() if k in ("score", "ruler")}
+
+
+def _only_length(dataset, length):
+    return dataset.filter(lambda doc: doc["target_length"] == length)
+@@LENGTH_FILTERS@@

@@ -12,6 +12,10 @@ Every row names its metric, so a harness scores it without knowing the task:
 Before any metric, one rule judges the answer rather than the prompt: a prediction longer than
 `echo_limit` characters, min(8 x max_new_tokens, len(input) // 2) + 2 x len(target), is an
 echo and is wrong, whatever the metric.
+
+Beside that verdict, `ruler_credit` gives RULER's partial credit for `all` and `any` rows: the
+fraction of gold items present (RULER's string_match_all; for `any`, 1 if one is present), after
+RULER's cleaning of the prediction, with no echo rule; None for the other metrics.
 """
 
 ECHO_CHARS_PER_TOKEN = 8
@@ -86,6 +90,24 @@ def is_correct(metric, prediction, target, answers, labels=(), question="", answ
         }
         return bool(gold) and found == gold
     raise ValueError(f"unknown metric {metric!r}")
+
+
+def ruler_credit(metric, prediction, answers):
+    """RULER's partial credit for a row, or None when its metric has none (see above)."""
+    answers = list(answers or [])
+    if metric not in ("all", "any") or not answers:
+        return None
+    cleaned = "".join("\n" if ord(c) < 0x20 else c for c in (prediction or "").strip()).strip()
+    pred = cleaned.lower()
+    found = sum(1 for a in answers if a.lower() in pred)
+    if metric == "all":
+        return found / len(answers)
+    return 1.0 if found else 0.0
+
+
+def row_ruler_credit(row, prediction):
+    """`ruler_credit` for a dataset row (a dict with needlework's columns)."""
+    return ruler_credit(row["metric"], prediction, row["answers"])
 
 
 def score_row(row, prediction):

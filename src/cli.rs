@@ -35,7 +35,7 @@ pub enum Command {
     Babilong(Box<BabilongArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
-    /// Write harness files into a dataset: lm-eval task YAMLs, an inspect task, OpenCompass configs.
+    /// Write harness files into a dataset: lm-eval task YAMLs, an inspect task, OpenCompass configs, RULER's layout.
     Export(ExportArgs),
     /// Score predictions against a dataset: accuracy per config x length x depth, and a heatmap.
     Score(ScoreArgs),
@@ -288,19 +288,25 @@ pub struct InputOverrides {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// lm-eval, inspect or opencompass.
+    /// lm-eval, inspect, opencompass or ruler.
     pub harness: String,
-    /// The dataset directory (the files are written into it).
+    /// The dataset directory (the files are written into <dir>/<harness>).
     pub dir: PathBuf,
+    /// The dataset's name in task, group, module and variable names (letters, digits, _;
+    /// default: the directory's name, made plain).
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct ScoreArgs {
     /// The dataset directory.
     pub dir: PathBuf,
-    /// JSON Lines of {"id", "prediction"} (also RULER's index/pred and lm-eval's --log_samples files).
-    #[arg(long)]
-    pub predictions: PathBuf,
+    /// JSON Lines of {"id", "prediction"} (also RULER's prediction files, by others.id or
+    /// index, and lm-eval's --log_samples files); a directory stands for its *.jsonl files.
+    /// Repeat to read several.
+    #[arg(long, required = true)]
+    pub predictions: Vec<PathBuf>,
     /// Where scores.json and the heatmaps go (default: <dir>/scores).
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -1,38 +1,58 @@
 //! `gen export`: the files a harness needs to run a dataset — lm-evaluation-harness task
-//! YAMLs, an inspect_ai task file, OpenCompass dataset configs — written into the dataset
-//! directory. Every export scores each row with the row's own metric
-//! (`exports/needlework_metrics.py`, the Python twin of `generators/src/scoring.rs`).
+//! YAMLs, an inspect_ai task file, OpenCompass dataset configs, RULER's on-disk layout — written
+//! into `<dataset>/<harness>/` (the folder is replaced as a whole). Every export scores each row
+//! with the row's own metric (`exports/needlework_metrics.py`, the Python twin of
+//! `generators/src/scoring.rs`) and reports RULER's partial credit beside it where the row has
+//! one; every export sends the model the row's `input` immediately followed by its
+//! `answer_prefix`.
+//!
+//! Names are made unique per dataset (from the directory's name, or `--name`), so that two
+//! exported datasets can run side by side: lm-eval groups, tasks and modules, OpenCompass
+//! variables, abbreviations and modules all carry it.
 //!
 //! Nothing read from the disk goes raw into a generated file: paths are written only as string
 //! literals ([`literal`], valid for YAML and Python alike), never into comments; names that
-//! become YAML keys or Python identifiers (configs, splits) and the dataset hash (in comments)
-//! are checked and refused when they are not plain ([`check_manifest`]).
+//! become YAML keys or Python identifiers (configs, splits, the dataset name) and the dataset
+//! hash (in comments) are checked and refused when they are not plain ([`check_manifest`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use serde_json::Value;
 
 use crate::manifest::Manifest;
 use crate::parquet_read::{Columns, ParquetFile};
 use crate::usage::usage;
 
+mod lm_eval;
+mod opencompass;
+mod ruler;
 const METRICS_PY: &str = include_str!("../exports/needlework_metrics.py");
 const LM_EVAL_UTILS_PY: &str = include_str!("../exports/lm_eval_utils.py");
 const INSPECT_PY: &str = include_str!("../exports/inspect_task.py");
-const OPENCOMPASS_PY: &str = include_str!("../exports/opencompass_datasets.py");
+const OPENCOMPASS_MODULE_PY: &str = include_str!("../exports/opencompass_module.py");
+const OPENCOMPASS_CONFIG_PY: &str = include_str!("../exports/opencompass_config.py");
+
+/// The harnesses `gen export` writes for.
+const HARNESSES: [&str; 4] = ["lm-eval", "inspect", "opencompass", "ruler"];
 
 /// What an export needs to know of one config.
 struct ConfigInfo {
     name: String,
     /// Splits in manifest order.
     splits: Vec<String>,
-    /// Absolute paths of its Parquet files.
-    files: Vec<PathBuf>,
+    /// Its Parquet files: split and absolute path, in manifest order.
+    files: Vec<(String, PathBuf)>,
     /// Distinct target lengths.
     lengths: BTreeSet<u64>,
     /// Largest answer budget of its rows.
     max_new_tokens: u32,
+    /// Whether some row has RULER's partial credit (metric `all` or `any`).
+    ruler: bool,
+    /// The task and parameters of its first row (`task`, `params`), for RULER's names.
+    task: String,
+    params: Value,
 }
 
 impl ConfigInfo {
@@ -48,9 +68,19 @@ impl ConfigInfo {
                 .unwrap_or_else(|| "test".into())
         }
     }
+
+    /// The files of the evaluated split.
+    fn eval_files(&self) -> Vec<&PathBuf> {
+        let split = self.eval_split();
+        self.files
+            .iter()
+            .filter(|(s, _)| *s == split)
+            .map(|(_, p)| p)
+            .collect()
+    }
 }
 
-/// What each config of the manifest needs for an export, reading only two small columns.
+/// What each config of the manifest needs for an export, reading only small columns.
 fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
     let mut out = Vec::new();
     for name in &m.configs {
@@ -60,6 +90,9 @@ fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
             files: Vec::new(),
             lengths: BTreeSet::new(),
             max_new_tokens: 0,
+            ruler: false,
+            task: String::new(),
+            params: Value::Null,
         };
         for f in m.files.iter().filter(|f| &f.config == name) {
             if !info.splits.contains(&f.split) {
@@ -69,10 +102,16 @@ fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
             let file = ParquetFile::open(&path)?;
             // Tolerate a file without these columns (the harness then gets the defaults),
             // as exports always have; a column of the wrong type is an error.
-            let wanted: Vec<&str> = ["max_new_tokens", "target_length"]
-                .into_iter()
-                .filter(|c| file.schema().index_of(c).is_ok())
-                .collect();
+            let wanted: Vec<&str> = [
+                "max_new_tokens",
+                "target_length",
+                "metric",
+                "task",
+                "params",
+            ]
+            .into_iter()
+            .filter(|c| file.schema().index_of(c).is_ok())
+            .collect();
             for batch in file.project(&wanted)? {
                 let batch = batch?;
                 let columns = Columns::in_file(&batch, &path);
@@ -85,8 +124,23 @@ fn config_infos(dir: &Path, m: &Manifest) -> Result<Vec<ConfigInfo>> {
                     info.lengths
                         .extend(lengths.valid().map(|v| v.max(0) as u64));
                 }
+                if columns.has("metric") {
+                    let metric = columns.strings("metric")?;
+                    info.ruler |= metric
+                        .iter()
+                        .any(|x| matches!(x, Some("all") | Some("any")));
+                }
+                if info.task.is_empty() && columns.num_rows() > 0 {
+                    if columns.has("task") {
+                        info.task = columns.strings("task")?.value(0).to_string();
+                    }
+                    if columns.has("params") {
+                        let text = columns.strings("params")?.value(0);
+                        info.params = serde_json::from_str(text).unwrap_or(Value::Null);
+                    }
+                }
             }
-            info.files.push(path);
+            info.files.push((f.split.clone(), path));
         }
         info.max_new_tokens = info.max_new_tokens.max(1);
         out.push(info);
@@ -193,98 +247,58 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-fn lm_eval(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf>> {
-    // Config and split names are plain identifiers and the hash is hexadecimal
-    // (`check_manifest`); paths go in as literals only.
-    let out = dir.join("lm_eval");
-    std::fs::create_dir_all(&out)?;
-    let mut written = Vec::new();
-    let all_lengths: BTreeSet<u64> = infos.iter().flat_map(|i| i.lengths.clone()).collect();
-    let lengths = format!(
-        "[{}]",
-        all_lengths
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let utils = format!(
-        "{METRICS_PY}{}",
-        fill(LM_EVAL_UTILS_PY, &[("@@LENGTHS@@", &lengths)])
-    );
-    std::fs::write(out.join("utils.py"), utils)?;
-    written.push(out.join("utils.py"));
-    let mut tasks = Vec::new();
-    for info in infos {
-        let task = format!("needlework_{}", info.name);
-        let split = info.eval_split();
-        let mut data_files = String::new();
-        for s in &info.splits {
-            let pattern = dir.join(&info.name).join(format!("{s}-*.parquet"));
-            data_files.push_str(&format!(
-                "    {}: {}\n",
-                literal(s),
-                path_literal(&pattern)?
-            ));
+/// Longest dataset name: names end up in task names, module names and file names.
+const MAX_NAME: usize = 64;
+
+/// The dataset's name in generated identifiers: `--name` when given (refused unless plain),
+/// else the directory's name, lowercased, with every run of other characters turned into `_`.
+fn dataset_name(dir: &Path, given: Option<&str>) -> Result<String> {
+    if let Some(name) = given {
+        let plain = !name.is_empty()
+            && name.len() <= MAX_NAME
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !plain {
+            return Err(usage(format!(
+                "invalid --name {}: expected 1 to {MAX_NAME} letters, digits and _",
+                literal(name)
+            )));
         }
-        let mut metrics =
-            String::from("  - metric: score\n    aggregation: mean\n    higher_is_better: true\n");
-        for l in &info.lengths {
-            metrics.push_str(&format!(
-                "  - metric: \"{l}\"\n    aggregation: !function utils.aggregate\n    higher_is_better: true\n"
-            ));
-        }
-        let yaml = format!(
-            "# Written by `gen export lm-eval` for the needlework dataset in the parent directory\n\
-             # (dataset hash {hash}); the shard paths below are absolute.\n\
-             # Each row is scored with its own metric (`metric` column); `score` is the mean, and each\n\
-             # length is reported on its own, as RULER does.\n\
-             task: {task}\n\
-             dataset_path: parquet\n\
-             dataset_kwargs:\n  data_files:\n{data_files}\
-             test_split: {split}\n\
-             output_type: generate_until\n\
-             doc_to_text: \"{{{{input}}}}\"\n\
-             doc_to_target: target\n\
-             gen_prefix: answer_prefix\n\
-             target_delimiter: \" \"\n\
-             process_results: !function utils.process_results\n\
-             metric_list:\n{metrics}\
-             generation_kwargs:\n  until: []\n  max_gen_toks: {max}\n  do_sample: false\n  temperature: 0.0\n\
-             repeats: 1\n\
-             metadata:\n  version: 1.0\n",
-            hash = m.dataset_hash,
-            max = info.max_new_tokens,
-        );
-        let path = out.join(format!("{task}.yaml"));
-        std::fs::write(&path, yaml)?;
-        written.push(path);
-        tasks.push(task);
+        return Ok(name.to_string());
     }
-    let group = format!(
-        "group: needlework\ntask:\n{}aggregate_metric_list:\n  - metric: score\n    aggregation: mean\n    weight_by_size: true\nmetadata:\n  version: 1.0\n",
-        tasks.iter().map(|t| format!("  - {t}\n")).collect::<String>()
-    );
-    std::fs::write(out.join("needlework.yaml"), group)?;
-    written.push(out.join("needlework.yaml"));
-    Ok(written)
+    let base = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut out = String::new();
+    for c in base.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let out: String = out.trim_matches('_').chars().take(MAX_NAME).collect();
+    let out = out.trim_end_matches('_');
+    Ok(if out.is_empty() {
+        "dataset".to_string()
+    } else {
+        out.to_string()
+    })
 }
 
-fn inspect(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf>> {
-    let out = dir.join("inspect");
-    std::fs::create_dir_all(&out)?;
+fn inspect(out: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<()> {
     let mut tasks = String::new();
     for info in infos {
         let split = info.eval_split();
         tasks.push_str(&format!(
-            "\n\n@task\ndef {name}():\n    \"\"\"The `{name}` config ({split} split).\"\"\"\n    return needlework_task({name_literal}, {split_literal}, {max})\n",
+            "\n\n@task\ndef {name}():\n    \"\"\"The `{name}` config ({split} split).\"\"\"\n    return needlework_task({name_literal}, {split_literal}, {max}, ruler={ruler})\n",
             name = info.name,
             name_literal = literal(&info.name),
             split_literal = literal(&split),
-            max = info.max_new_tokens
+            max = info.max_new_tokens,
+            ruler = if info.ruler { "True" } else { "False" },
         ));
     }
-    let path = out.join("needlework_tasks.py");
     let text = fill(
         INSPECT_PY,
         &[
@@ -293,45 +307,61 @@ fn inspect(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf
             ("@@TASKS@@", &tasks),
         ],
     );
-    std::fs::write(&path, text)?;
-    Ok(vec![path])
+    std::fs::write(out.join("needlework_tasks.py"), text)?;
+    Ok(())
 }
 
-fn opencompass(dir: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<Vec<PathBuf>> {
-    let out = dir.join("opencompass");
-    std::fs::create_dir_all(&out)?;
-    let mut configs = String::new();
-    for info in infos {
-        // One absolute path per config: its only file, or its directory of shards.
-        let path = match info.files.as_slice() {
-            [one] => one.clone(),
-            _ => dir.join(&info.name),
-        };
-        configs.push_str(&format!(
-            "    _config({}, {}, {}),\n",
-            literal(&format!("needlework_{}", info.name)),
-            path_literal(&path)?,
-            info.max_new_tokens
-        ));
+/// Write `harness`'s files into a fresh `<dir>/<folder>.tmp`, then put it in place of
+/// `<dir>/<folder>`: files an older export wrote there (other names, an old group) never
+/// linger beside the new ones.
+fn replace_folder(
+    dir: &Path,
+    folder: &str,
+    write: impl FnOnce(&Path) -> Result<()>,
+) -> Result<PathBuf> {
+    let target = dir.join(folder);
+    let staging = dir.join(format!(".{folder}.tmp"));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)
+            .with_context(|| format!("cannot remove {}", staging.display()))?;
     }
-    let path = out.join("needlework_datasets.py");
-    let text = fill(
-        OPENCOMPASS_PY,
-        &[
-            ("@@HASH@@", &m.dataset_hash),
-            ("@@METRICS@@", METRICS_PY),
-            ("@@CONFIGS@@", configs.trim_end_matches('\n')),
-        ],
-    );
-    std::fs::write(&path, text)?;
-    Ok(vec![path])
+    std::fs::create_dir_all(&staging)
+        .with_context(|| format!("cannot create {}", staging.display()))?;
+    if let Err(e) = write(&staging) {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    if target.exists() {
+        std::fs::remove_dir_all(&target)
+            .with_context(|| format!("cannot replace {}", target.display()))?;
+    }
+    std::fs::rename(&staging, &target)
+        .with_context(|| format!("cannot move {} into place", staging.display()))?;
+    Ok(target)
 }
 
-/// Write the files of `harness` into `dir` and say how to run them.
-pub fn export(harness: &str, dir: &Path) -> Result<()> {
-    if !matches!(harness, "lm-eval" | "inspect" | "opencompass") {
+/// Every file under `dir`, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(files_under(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Write the files of `harness` into `<dir>/<harness folder>` and say how to run them.
+pub fn export(harness: &str, dir: &Path, name: Option<&str>) -> Result<()> {
+    if !HARNESSES.contains(&harness) {
         return Err(usage(format!(
-            "invalid harness '{harness}': expected lm-eval, inspect or opencompass"
+            "invalid harness '{harness}': expected lm-eval, inspect, opencompass or ruler"
         )));
     }
     if !dir.join("manifest.json").exists() {
@@ -343,31 +373,71 @@ pub fn export(harness: &str, dir: &Path) -> Result<()> {
     let dir = dir
         .canonicalize()
         .with_context(|| format!("cannot resolve {}", dir.display()))?;
+    let name = dataset_name(&dir, name)?;
     let m = Manifest::read(&dir)?;
     check_manifest(&m)?;
     let infos = config_infos(&dir, &m)?;
-    let written = match harness {
-        "lm-eval" => lm_eval(&dir, &m, &infos)?,
-        "inspect" => inspect(&dir, &m, &infos)?,
-        _ => opencompass(&dir, &m, &infos)?,
+    let prefix = format!("needlework_{name}");
+    let folder = match harness {
+        "lm-eval" => replace_folder(&dir, "lm_eval", |out| {
+            lm_eval::write(out, &dir, &m, &infos, &name)
+        })?,
+        "inspect" => replace_folder(&dir, "inspect", |out| inspect(out, &m, &infos))?,
+        "opencompass" => replace_folder(&dir, "opencompass", |out| {
+            opencompass::write(out, &dir, &m, &infos, &name)
+        })?,
+        _ => {
+            let names = ruler::names(&infos, &m);
+            let folder = replace_folder(&dir, "ruler", |out| ruler::write(out, &infos, &names))?;
+            for (info, task) in infos.iter().zip(&names) {
+                let how = if ruler::RULER_TASKS.contains(&task.as_str()) {
+                    "RULER's task"
+                } else {
+                    "not a RULER task: its own name"
+                };
+                println!("config {} -> {task} ({how})", info.name);
+            }
+            folder
+        }
     };
-    for p in &written {
+    for p in files_under(&folder) {
         println!("wrote {}", p.display());
     }
-    let first = infos.first().map(|i| i.name.as_str()).unwrap_or("");
     match harness {
-        "lm-eval" => println!(
-            "run: lm_eval --model <model> --model_args <args> --include_path {} --tasks needlework_{first} --log_samples --output_path results",
-            dir.join("lm_eval").display()
-        ),
+        "lm-eval" => {
+            println!(
+                "run: lm_eval --model <model> --model_args <args> --include_path {} --tasks {prefix} --log_samples --output_path results",
+                folder.display()
+            );
+            println!(
+                "per length: --tasks {prefix}_by_length (one task per config and length; --limit N then takes N rows of each length, where on {prefix} it takes the N shortest rows)"
+            );
+        }
         "inspect" => println!(
-            "run: inspect eval {}@{first} --model <provider/model>",
-            written[0].display()
+            "run: inspect eval {}@{} --model <provider/model>",
+            folder.join("needlework_tasks.py").display(),
+            infos.first().map_or("", |i| i.name.as_str())
         ),
-        _ => println!(
-            "use: import needlework_datasets from {} in an OpenCompass config",
-            written[0].display()
-        ),
+        "opencompass" => {
+            println!(
+                "use: in a run config beside {} (or beside a link to it): with read_base(): from .{prefix} import {prefix}_datasets",
+                folder.join(format!("{prefix}.py")).display()
+            );
+            println!(
+                "run: PYTHONPATH={} opencompass <that config>",
+                folder.display()
+            );
+        }
+        _ => {
+            println!(
+                "run (in RULER's scripts/): python pred/call_api.py --data_dir {} --save_dir <pred> --task <task> ...; python eval/evaluate.py --data_dir <pred>",
+                folder.display()
+            );
+            println!(
+                "score per length and depth: gen score {} --predictions <pred>",
+                dir.display()
+            );
+        }
     }
     Ok(())
 }
@@ -384,6 +454,24 @@ mod tests {
             "\"x\\\"y\\\\z\\n# k: v\\r\\t\\x7f\\x85\\xe9\\u2028\\U0001f9f5\""
         );
         assert!(literal("\u{0}\u{1b}").is_ascii());
+    }
+
+    #[test]
+    fn dataset_names_are_plain() {
+        let name = |d: &str| dataset_name(Path::new(d), None).unwrap();
+        assert_eq!(name("/x/datasets/niah-s7"), "niah_s7");
+        assert_eq!(name("/x/Niah  Run (2)"), "niah_run_2");
+        assert_eq!(name("/x/--é--"), "dataset");
+        assert_eq!(name("/x/7days"), "7days");
+        assert_eq!(name(&format!("/x/{}-b", "a".repeat(70))).len(), MAX_NAME);
+        assert!(!name(&format!("/x/{}_b", "a".repeat(63))).ends_with('_'));
+        assert_eq!(
+            dataset_name(Path::new("/x/y"), Some("Bab_2")).unwrap(),
+            "Bab_2"
+        );
+        for bad in ["", "a-b", "a b", "é"] {
+            assert!(dataset_name(Path::new("/x/y"), Some(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -118,7 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::Export(args) => {
-            export::export(&args.harness, &args.dir)?;
+            export::export(&args.harness, &args.dir, args.name.as_deref())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Score(args) => {

@@ -1,5 +1,7 @@
 //! `gen score`: apply each row's metric to a model's predictions, report accuracy per config ×
-//! length × depth, write `scores.json` and draw the length × depth heatmap.
+//! length × depth, write `scores.json` (and `rows.json`, one verdict per row) and draw the
+//! length × depth heatmap. Beside each row's own metric, RULER's partial credit is reported for
+//! the rows that have one ([`ruler_credit`]), so numbers can be set beside RULER papers'.
 //!
 //! Every row of the dataset is scored: a row without a prediction counts as wrong (unless
 //! [`Options::only_present`]), so a partial file cannot pass for a complete one, and the
@@ -8,11 +10,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use needlework_generators::scoring::{is_correct, Gold};
+use needlework_generators::scoring::{is_correct, ruler_credit, Gold};
 use needlework_generators::Metric;
 use serde::Serialize;
 use serde_json::Value;
@@ -26,6 +28,7 @@ use crate::usage::usage;
 
 /// What scoring needs of one dataset row.
 struct GoldRow {
+    id: String,
     config: String,
     length: u64,
     depth: Option<f64>,
@@ -98,8 +101,9 @@ pub struct ConfigScores {
 pub struct Scores {
     /// The manifest's dataset hash: which exact data the scores are of.
     pub dataset_hash: String,
-    /// The predictions file as given on the command line.
-    pub predictions: String,
+    /// The prediction files read, in order (a directory given on the command line stands for
+    /// its `*.jsonl` files).
+    pub predictions: Vec<String>,
     /// Every scored row of every config.
     pub overall: Tally,
     /// Rows with a prediction, of all rows.
@@ -131,9 +135,10 @@ const GOLD_COLUMNS: [&str; 11] = [
     "depth_percent",
 ];
 
-/// Read every row's gold fields, keyed by id.
-fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
-    let mut out = BTreeMap::new();
+/// Every row's gold fields, in dataset order; a repeated id keeps its last row.
+fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
+    let mut out: Vec<GoldRow> = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for f in &m.files {
         let path = dir.join(&f.path);
         for batch in ParquetFile::open(&path)?.project(&GOLD_COLUMNS)? {
@@ -156,22 +161,27 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
             for i in 0..columns.num_rows() {
                 let metric = parse_metric(metric.value(i))
                     .with_context(|| format!("{} row {i}", path.display()))?;
-                out.insert(
-                    id.value(i).to_string(),
-                    GoldRow {
-                        config: f.config.clone(),
-                        length: length.value(i).max(0) as u64,
-                        depth: depth.get(i),
-                        metric,
-                        target: target.value(i).to_string(),
-                        answers: answers.value(i),
-                        labels: labels.value(i),
-                        question: question.value(i).to_string(),
-                        answer_prefix: prefix.value(i).to_string(),
-                        max_new_tokens: budget.value(i).max(0) as u32,
-                        input_chars: input.value(i).chars().count(),
-                    },
-                );
+                let row = GoldRow {
+                    id: id.value(i).to_string(),
+                    config: f.config.clone(),
+                    length: length.value(i).max(0) as u64,
+                    depth: depth.get(i),
+                    metric,
+                    target: target.value(i).to_string(),
+                    answers: answers.value(i),
+                    labels: labels.value(i),
+                    question: question.value(i).to_string(),
+                    answer_prefix: prefix.value(i).to_string(),
+                    max_new_tokens: budget.value(i).max(0) as u32,
+                    input_chars: input.value(i).chars().count(),
+                };
+                match seen.get(&row.id) {
+                    Some(&k) => out[k] = row,
+                    None => {
+                        seen.insert(row.id.clone(), out.len());
+                        out.push(row);
+                    }
+                }
             }
         }
     }
@@ -179,13 +189,18 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<BTreeMap<String, GoldRow>> {
 }
 
 /// The (id, prediction) of one line of a predictions file: ours (`id`, `prediction`),
-/// RULER's (`index`, `pred`) or lm-evaluation-harness's `--log_samples` (`doc.id`,
-/// `filtered_resps`).
+/// RULER's (`others.id` as `gen export ruler` writes it, else `index`; `pred`) or
+/// lm-evaluation-harness's `--log_samples` (`doc.id`, `filtered_resps`). The first of `id`,
+/// `others.id`, `doc.id` and `index` that is a string names the row (RULER's own rows carry a
+/// number in `index`, which then names it).
 fn parse_prediction(v: &Value) -> Option<(String, String)> {
-    let id = match (&v["id"], &v["doc"]["id"], &v["index"]) {
-        (Value::String(s), _, _) | (_, Value::String(s), _) | (_, _, Value::String(s)) => s.clone(),
-        (_, _, Value::Number(n)) => n.to_string(),
-        _ => return None,
+    let named = [&v["id"], &v["others"]["id"], &v["doc"]["id"], &v["index"]];
+    let id = match named.iter().find_map(|x| x.as_str()) {
+        Some(s) => s.to_string(),
+        None => match &v["index"] {
+            Value::Number(n) => n.to_string(),
+            _ => return None,
+        },
     };
     let text = |x: &Value| -> Option<String> {
         match x {
@@ -214,7 +229,50 @@ fn parse_prediction(v: &Value) -> Option<(String, String)> {
 /// Largest predictions file read: far more than any dataset's answers need.
 const MAX_PREDICTION_BYTES: u64 = 2 << 30;
 
-fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
+/// The files `--predictions` names: each file as given, each directory as its `*.jsonl` files
+/// in name order (RULER writes one `<task>.jsonl` per task into its prediction folder).
+fn prediction_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            out.push(path.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        if files.is_empty() {
+            return Err(usage(format!(
+                "invalid --predictions {}: the directory holds no .jsonl file",
+                path.display()
+            )));
+        }
+        files.sort();
+        out.extend(files);
+    }
+    if out.is_empty() {
+        return Err(usage(
+            "--predictions: expected at least one file or directory",
+        ));
+    }
+    Ok(out)
+}
+
+/// Every prediction of `files`, by row id; an id predicted twice (in one file or across
+/// files) is refused.
+fn read_all_predictions(files: &[PathBuf]) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for file in files {
+        read_predictions(file, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn read_predictions(path: &Path, out: &mut BTreeMap<String, String>) -> Result<()> {
     let meta = std::fs::metadata(path)
         .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
     if !meta.is_file() || meta.len() > MAX_PREDICTION_BYTES {
@@ -226,7 +284,6 @@ fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
     }
     let file = File::open(path)
         .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
-    let mut out = BTreeMap::new();
     let reader = BufReader::new(std::io::Read::take(file, MAX_PREDICTION_BYTES));
     for (n, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| {
@@ -241,7 +298,7 @@ fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
         }
         let bad = || {
             usage(format!(
-                "invalid --predictions {} line {}: expected a JSON object with \"id\" and \"prediction\" (or RULER's index/pred, or lm-eval's doc.id/filtered_resps)",
+                "invalid --predictions {} line {}: expected a JSON object with \"id\" and \"prediction\" (or RULER's others.id or index with pred, or lm-eval's doc.id/filtered_resps)",
                 path.display(),
                 n + 1
             ))
@@ -256,29 +313,59 @@ fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
             )));
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// One line of `rows.json`: the verdict on one dataset row.
+#[derive(Serialize)]
+struct RowScore<'a> {
+    id: &'a str,
+    config: &'a str,
+    target_length: u64,
+    depth_percent: Option<f64>,
+    metric: &'static str,
+    /// Whether the predictions had this row.
+    predicted: bool,
+    /// The row's own metric (a row without a prediction is wrong).
+    correct: bool,
+    /// RULER's partial credit, for `all` and `any` rows (0 without a prediction).
+    ruler: Option<f64>,
+}
+
+fn metric_name(m: Metric) -> &'static str {
+    match m {
+        Metric::All => "all",
+        Metric::Any => "any",
+        Metric::Exact => "exact",
+        Metric::Set => "set",
+        Metric::Label => "label",
+    }
 }
 
 /// Score `dir` against `predictions`, print the table, and write `scores.json` and the
 /// heatmaps into `out`.
-pub fn score(dir: &Path, predictions: &Path, out: &Path, options: Options) -> Result<Scores> {
+pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) -> Result<Scores> {
     let m = Manifest::read(dir).map_err(|e| usage(format!("{e:#}")))?;
-    let preds = read_predictions(predictions)?;
+    let files = prediction_files(predictions)?;
+    let preds = read_all_predictions(&files)?;
     let gold = gold_rows(dir, &m)?;
+    let ids: BTreeSet<&str> = gold.iter().map(|g| g.id.as_str()).collect();
     let unknown: Vec<String> = preds
         .keys()
-        .filter(|id| !gold.contains_key(*id))
+        .filter(|id| !ids.contains(id.as_str()))
         .cloned()
         .collect();
     if unknown.len() == preds.len() {
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         return Err(usage(format!(
             "--predictions {} matches no row of {}: {} predictions, none with the id of one of its {} rows",
-            predictions.display(),
+            names.join(", "),
             dir.display(),
             preds.len(),
             gold.len()
         )));
     }
+    let mut verdicts = Vec::with_capacity(gold.len());
     let mut missing = Vec::new();
     let mut overall = Tally::default();
     let mut coverage = Coverage::default();
@@ -288,27 +375,38 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, options: Options) -> Re
     for c in &m.configs {
         grid.entry(c.clone()).or_default();
     }
-    for (id, g) in &gold {
-        let p = preds.get(id);
+    for g in &gold {
+        let p = preds.get(&g.id);
         coverage.add(p.is_some());
         config_coverage
             .entry(g.config.clone())
             .or_default()
             .add(p.is_some());
         if p.is_none() {
-            missing.push(id.clone());
+            missing.push(g.id.clone());
             if options.only_present {
                 continue;
             }
         }
-        // A row without a prediction is wrong.
+        // A row without a prediction is wrong, and earns no partial credit.
         let ok = p.is_some_and(|p| is_correct(&g.gold(), p));
-        overall.add(ok);
+        let ruler = ruler_credit(&g.gold(), p.map_or("", String::as_str));
+        overall.add(ok, ruler);
         grid.entry(g.config.clone())
             .or_default()
             .entry((g.length, g.depth.map(|d| (d * 1000.0).round() as u64)))
             .or_default()
-            .add(ok);
+            .add(ok, ruler);
+        verdicts.push(RowScore {
+            id: &g.id,
+            config: &g.config,
+            target_length: g.length,
+            depth_percent: g.depth,
+            metric: metric_name(g.metric),
+            predicted: p.is_some(),
+            correct: ok,
+            ruler,
+        });
     }
     let mut configs = BTreeMap::new();
     for (config, cells) in &grid {
@@ -336,7 +434,7 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, options: Options) -> Re
     }
     let scores = Scores {
         dataset_hash: m.dataset_hash.clone(),
-        predictions: predictions.display().to_string(),
+        predictions: files.iter().map(|f| f.display().to_string()).collect(),
         overall,
         coverage,
         only_present: options.only_present,
@@ -351,6 +449,7 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, options: Options) -> Re
         out.join("scores.json"),
         serde_json::to_string_pretty(&scores)? + "\n",
     )?;
+    write_rows(&out.join("rows.json"), &verdicts)?;
     for (config, c) in &scores.configs {
         if c.overall.rows > 0 {
             heatmap::draw(config, &c.cells, out)?;
@@ -383,6 +482,21 @@ pub fn score(dir: &Path, predictions: &Path, out: &Path, options: Options) -> Re
     Ok(scores)
 }
 
+/// `rows.json`: a JSON array with one row's verdict per line, in dataset order (not `.jsonl`:
+/// the dataset's loaders glob for that, and `gen verify` refuses such files in tool folders).
+fn write_rows(path: &Path, rows: &[RowScore<'_>]) -> Result<()> {
+    let file = File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = BufWriter::new(file);
+    w.write_all(b"[")?;
+    for (i, r) in rows.iter().enumerate() {
+        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer(&mut w, r)?;
+    }
+    w.write_all(b"\n]\n")?;
+    w.flush()?;
+    Ok(())
+}
+
 fn report_ids(what: &str, ids: &[String], treated: &str) {
     if ids.is_empty() {
         return;
@@ -400,11 +514,26 @@ fn report_ids(what: &str, ids: &[String], treated: &str) {
     );
 }
 
+/// RULER's score of a group as RULER prints it (a percentage, two decimals), or `-`.
+fn ruler_cell(t: &Tally) -> String {
+    t.ruler
+        .map_or("-".into(), |r| format!("{:.2}", 100.0 * r.score))
+}
+
 fn print_table(s: &Scores) {
     println!(
-        "{:<24} {:>9} {:>7} {:>6} {:>8} {:>9}",
-        "config", "length", "depth", "rows", "correct", "accuracy"
+        "{:<24} {:>9} {:>7} {:>6} {:>8} {:>9} {:>7}",
+        "config", "length", "depth", "rows", "correct", "accuracy", "ruler"
     );
+    let line = |config: &str, length: &str, depth: &str, t: &Tally| {
+        println!(
+            "{config:<24} {length:>9} {depth:>7} {:>6} {:>8} {:>8.1}% {:>7}",
+            t.rows,
+            t.correct,
+            100.0 * t.accuracy,
+            ruler_cell(t)
+        );
+    };
     for (config, c) in &s.configs {
         let depths: BTreeSet<Option<u64>> = c
             .cells
@@ -413,35 +542,15 @@ fn print_table(s: &Scores) {
             .collect();
         for cell in &c.cells {
             if depths.len() > 1 || cell.depth.is_some() {
-                println!(
-                    "{config:<24} {:>9} {:>7} {:>6} {:>8} {:>8.1}%",
-                    cell.length,
-                    cell.depth.map_or("-".into(), |d| format!("{d:.1}")),
-                    cell.tally.rows,
-                    cell.tally.correct,
-                    100.0 * cell.tally.accuracy
-                );
+                let depth = cell.depth.map_or("-".into(), |d| format!("{d:.1}"));
+                line(config, &cell.length.to_string(), &depth, &cell.tally);
             }
         }
         for (length, t) in &c.by_length {
-            println!(
-                "{config:<24} {length:>9} {:>7} {:>6} {:>8} {:>8.1}%",
-                "all",
-                t.rows,
-                t.correct,
-                100.0 * t.accuracy
-            );
+            line(config, &length.to_string(), "all", t);
         }
     }
-    println!(
-        "{:<24} {:>9} {:>7} {:>6} {:>8} {:>8.1}%",
-        "overall",
-        "all",
-        "all",
-        s.overall.rows,
-        s.overall.correct,
-        100.0 * s.overall.accuracy
-    );
+    line("overall", "all", "all", &s.overall);
     let c = s.coverage;
     println!(
         "coverage: {} of {} rows predicted ({:.1}%){}",
@@ -454,6 +563,11 @@ fn print_table(s: &Scores) {
             (true, true) => "; the rest are left out (--only-present)",
         }
     );
+    if s.overall.ruler.is_some() {
+        println!(
+            "ruler: RULER's partial credit (fraction of gold items present, as its string_match_all) for all/any rows, in %; no echo rule"
+        );
+    }
 }
 
 #[cfg(test)]
@@ -467,6 +581,15 @@ mod tests {
         assert_eq!(parse_prediction(&ours), Some(("ab12".into(), "x".into())));
         let ruler = json!({"index": "ab12", "pred": "y", "outputs": ["z"]});
         assert_eq!(parse_prediction(&ruler), Some(("ab12".into(), "y".into())));
+        // `gen export ruler` rows come back from RULER's call_api with their position in
+        // `index` and our id in `others.id`.
+        let exported = json!({"index": 3, "pred": "y", "others": {"id": "ab12"}});
+        assert_eq!(
+            parse_prediction(&exported),
+            Some(("ab12".into(), "y".into()))
+        );
+        let plain = json!({"index": 3, "pred": "y", "others": {}});
+        assert_eq!(parse_prediction(&plain), Some(("3".into(), "y".into())));
         let lm_eval =
             json!({"doc_id": 3, "doc": {"id": "ab12"}, "resps": [["r"]], "filtered_resps": ["f"]});
         assert_eq!(

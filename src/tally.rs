@@ -14,15 +14,45 @@ pub struct Tally {
     pub correct: u64,
     /// `correct / rows`, kept up to date so readers of `scores.json` need not divide.
     pub accuracy: f64,
+    /// RULER's partial credit over the rows of the group that have one (metric `all` or
+    /// `any`); left out of `scores.json` when no row has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ruler: Option<Partial>,
+}
+
+/// RULER's partial credit (`string_match_all`, or `string_match_part` for `any` rows) summed
+/// over a group of rows.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Partial {
+    /// Rows with a partial credit.
+    pub rows: u64,
+    /// The sum of their credits (each between 0 and 1).
+    pub credit: f64,
+    /// `credit / rows`: RULER's task score divided by 100, before RULER's rounding.
+    pub score: f64,
+}
+
+impl Partial {
+    fn merge(&mut self, other: &Partial) {
+        self.rows += other.rows;
+        self.credit += other.credit;
+        self.score = self.credit / self.rows.max(1) as f64;
+    }
 }
 
 impl Tally {
-    /// Count one scored row.
-    pub fn add(&mut self, ok: bool) {
+    /// Count one scored row: whether its metric accepts the prediction, and its RULER credit
+    /// when its metric has one.
+    pub fn add(&mut self, ok: bool, ruler: Option<f64>) {
         self.merge(&Tally {
             rows: 1,
             correct: u64::from(ok),
             accuracy: 0.0,
+            ruler: ruler.map(|credit| Partial {
+                rows: 1,
+                credit,
+                score: credit,
+            }),
         });
     }
 
@@ -31,6 +61,9 @@ impl Tally {
         self.rows += other.rows;
         self.correct += other.correct;
         self.accuracy = self.correct as f64 / self.rows.max(1) as f64;
+        if let Some(o) = &other.ruler {
+            self.ruler.get_or_insert_with(Partial::default).merge(o);
+        }
     }
 }
 
@@ -44,4 +77,26 @@ pub struct GridScore {
     /// Flattened into the cell in `scores.json`.
     #[serde(flatten)]
     pub tally: Tally,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_credit_is_kept_only_where_rows_have_one() {
+        let mut t = Tally::default();
+        t.add(true, Some(1.0));
+        t.add(false, Some(0.25));
+        t.add(false, None);
+        assert_eq!((t.rows, t.correct), (3, 1));
+        let r = t.ruler.unwrap();
+        assert_eq!((r.rows, r.credit, r.score), (2, 1.25, 0.625));
+        let mut none = Tally::default();
+        none.add(true, None);
+        assert!(none.ruler.is_none());
+        assert!(!serde_json::to_string(&none).unwrap().contains("ruler"));
+        none.merge(&t);
+        assert_eq!(none.ruler.unwrap().rows, 2);
+    }
 }

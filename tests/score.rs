@@ -413,3 +413,212 @@ fn an_echo_of_the_input_scores_zero() {
         }
     }
 }
+
+/// RULER's per-row rule, restated: the fraction of gold items found, case-insensitively, in the
+/// prediction (after turning control characters into newlines).
+fn ruler_rule(answers: &[String], prediction: &str) -> f64 {
+    let cleaned: String = prediction
+        .chars()
+        .map(|c| if (c as u32) < 0x20 { '\n' } else { c })
+        .collect();
+    let pred = cleaned.to_lowercase();
+    let found = answers
+        .iter()
+        .filter(|a| pred.contains(&a.to_lowercase()))
+        .count();
+    found as f64 / answers.len() as f64
+}
+
+/// Issue 11: beside each row's own metric, `gen score` reports RULER's partial credit for
+/// multi-answer rows — per row in rows.json, per cell, length, config and overall in
+/// scores.json, and in the table — equal to RULER's rule. A row giving 2 of 4 values is wrong
+/// by its own metric and earns 0.5; the echo of the prompt is wrong but earns full credit (RULER
+/// has no echo rule); a missing row earns 0. Rows without such credit (BABILong) report none.
+#[test]
+fn ruler_partial_credit_beside_the_row_metric() {
+    let t = tmp();
+    let dir = dataset(
+        &t,
+        &[
+            "niah",
+            "--len",
+            "1k,2k",
+            "--depths",
+            "2",
+            "--samples",
+            "2",
+            "--variant",
+            "multivalue",
+        ],
+    );
+    let rows = rows(&dir);
+    assert_eq!(rows.len(), 8);
+    // Row i gives the first i % 5 of its 4 values; row 5 echoes the input; row 7 is missing.
+    let text = |i: usize, r: &TestRow| -> String {
+        match i {
+            5 => r.input.clone(),
+            _ => format!("Codes: {}", r.answers[..i % 5].join(", ").to_uppercase()),
+        }
+    };
+    let lines: Vec<Value> = rows
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 7)
+        .map(|(i, r)| json!({"id": r.id, "prediction": text(i, r)}))
+        .collect();
+    let p = t.path().join("p.jsonl");
+    write(&p, &lines);
+    let out = t.path().join("s");
+    let o = score(&dir, &p, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.lines().next().unwrap().ends_with("ruler"),
+        "{stdout}"
+    );
+    let verdicts: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rows.json")).unwrap()).unwrap();
+    assert_eq!(verdicts.len(), 8);
+    let mut want_total = 0.0;
+    for (i, (v, r)) in verdicts.iter().zip(&rows).enumerate() {
+        assert_eq!(v["id"], r.id.as_str(), "rows.json is in dataset order");
+        let want = if i == 7 {
+            0.0
+        } else {
+            ruler_rule(&r.answers, &text(i, r))
+        };
+        want_total += want;
+        assert_eq!(v["ruler"].as_f64().unwrap(), want, "row {i}");
+        assert_eq!(v["predicted"], i != 7);
+        assert_eq!(
+            v["correct"],
+            i % 5 == 4,
+            "row {i}: only all four values are right"
+        );
+    }
+    assert_eq!(verdicts[5]["ruler"], 1.0, "no echo rule in RULER's credit");
+    assert_eq!(verdicts[2]["ruler"], 0.5);
+    let s = read_scores(&out);
+    let r = &s["overall"]["ruler"];
+    assert_eq!(r["rows"], 8);
+    assert!((r["credit"].as_f64().unwrap() - want_total).abs() < 1e-12);
+    assert!((r["score"].as_f64().unwrap() - want_total / 8.0).abs() < 1e-12);
+    let c = &s["configs"]["niah_multivalue"];
+    assert_eq!(c["overall"]["ruler"], s["overall"]["ruler"]);
+    let by_length: f64 = c["by_length"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| t["ruler"]["credit"].as_f64().unwrap())
+        .sum();
+    assert!((by_length - want_total).abs() < 1e-12);
+    for cell in c["cells"].as_array().unwrap() {
+        assert_eq!(cell["ruler"]["rows"], 2);
+    }
+
+    // BABILong rows have no RULER credit: none is reported.
+    let b = t.path().join("b");
+    generate(
+        b.to_str().unwrap(),
+        &["babilong", "--task", "qa1", "--len", "0", "--samples", "2"],
+    );
+    let lines: Vec<Value> = common::rows(&b)
+        .iter()
+        .map(|r| json!({"id": r.id, "prediction": r.target}))
+        .collect();
+    write(&p, &lines);
+    let s = scores(&b, &p, &t.path().join("sb"));
+    assert!(s["overall"].get("ruler").is_none(), "{}", s["overall"]);
+    let verdicts = std::fs::read_to_string(t.path().join("sb/rows.json")).unwrap();
+    assert!(verdicts.contains("\"ruler\":null"), "{verdicts}");
+}
+
+/// Issue 11: RULER's prediction files name rows by `others.id` (their `index` is the row's
+/// position in RULER's task file); a folder of them (one `<task>.jsonl` per task, as RULER's
+/// prediction script writes) is read whole, and `--predictions` may be repeated. A folder
+/// without prediction files, and an id predicted in two files, are refused (exit 2, one line).
+#[test]
+fn ruler_prediction_files_by_others_id() {
+    let t = tmp();
+    let dir = dataset(
+        &t,
+        &[
+            "babilong",
+            "--task",
+            "qa1,qa6",
+            "--len",
+            "0",
+            "--samples",
+            "3",
+        ],
+    );
+    let rows = rows(&dir);
+    let pred = t.path().join("pred");
+    std::fs::create_dir(&pred).unwrap();
+    let line = |i: usize, r: &TestRow| {
+        json!({"index": i, "pred": r.target, "input": "…", "outputs": [r.target],
+               "others": {"id": r.id}, "truncation": -1, "length": 10})
+    };
+    write(
+        &pred.join("babilong_qa1.jsonl"),
+        &rows[..3]
+            .iter()
+            .enumerate()
+            .map(|(i, r)| line(i, r))
+            .collect::<Vec<_>>(),
+    );
+    write(
+        &pred.join("babilong_qa6.jsonl"),
+        &rows[3..5]
+            .iter()
+            .enumerate()
+            .map(|(i, r)| line(i, r))
+            .collect::<Vec<_>>(),
+    );
+    std::fs::write(pred.join("summary.csv"), "Tasks,x\n").unwrap();
+    let extra = t.path().join("extra.jsonl");
+    write(&extra, &[line(2, &rows[5])]);
+    let out = t.path().join("s");
+    let o = gen(&[
+        "score",
+        dir.to_str().unwrap(),
+        "--predictions",
+        pred.to_str().unwrap(),
+        "--predictions",
+        extra.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = read_scores(&out);
+    assert_eq!(s["coverage"], json!({"predicted": 6, "rows": 6}));
+    assert_eq!(s["overall"]["correct"], 6);
+    assert_eq!(s["predictions"].as_array().unwrap().len(), 3);
+
+    // Refusals.
+    let empty = t.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let twice = t.path().join("twice.jsonl");
+    write(&twice, &[line(0, &rows[0])]);
+    for args in [
+        vec!["--predictions", empty.to_str().unwrap()],
+        vec![
+            "--predictions",
+            pred.to_str().unwrap(),
+            "--predictions",
+            twice.to_str().unwrap(),
+        ],
+    ] {
+        let mut all = vec![
+            "score",
+            dir.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        all.extend(args.iter().copied());
+        let o = gen(&all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}

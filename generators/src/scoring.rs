@@ -26,6 +26,9 @@
 //!   needlechain and babilong row);
 //! - `2 × target`: room for the gold answer and a lead-in sentence whatever the tokenizer
 //!   counted (a 200-digit product is one `words` token).
+//!
+//! Beside the row's own verdict, [`ruler_credit`] gives RULER's partial credit for `all` and
+//! `any` rows (the fraction of gold items present), so numbers can be set beside RULER's.
 
 use crate::Metric;
 
@@ -113,6 +116,35 @@ pub fn is_correct(gold: &Gold<'_>, prediction: &str) -> bool {
             !gold_items.is_empty() && found == gold_items
         }
     }
+}
+
+/// RULER's partial credit for `prediction`: for rows whose metric is `all`, the fraction of
+/// gold items that occur in it (RULER's `string_match_all`); for `any`, 1 when one does
+/// (`string_match_part`); `None` for the other metrics, and for a row without gold items.
+///
+/// The rule is RULER's, not ours: the prediction is first cleaned as RULER's evaluation cleans
+/// it (trimmed, each control character U+0000–U+001F turned into a newline, trimmed again),
+/// then every item is looked for case-insensitively as a substring. No echo rule applies, so
+/// pasting the prompt back earns full credit here exactly as it does in RULER's numbers.
+pub fn ruler_credit(gold: &Gold<'_>, prediction: &str) -> Option<f64> {
+    if gold.answers.is_empty() || !matches!(gold.metric, Metric::All | Metric::Any) {
+        return None;
+    }
+    let cleaned: String = prediction
+        .trim()
+        .chars()
+        .map(|c| if (c as u32) < 0x20 { '\n' } else { c })
+        .collect();
+    let pred = cleaned.trim().to_lowercase();
+    let found = gold
+        .answers
+        .iter()
+        .filter(|a| pred.contains(&a.to_lowercase()))
+        .count();
+    Some(match gold.metric {
+        Metric::All => found as f64 / gold.answers.len() as f64,
+        _ => f64::from(u8::from(found > 0)),
+    })
 }
 
 /// The text compared by `exact`.
@@ -346,6 +378,46 @@ mod tests {
             "",
             "s,e"
         ));
+    }
+
+    #[test]
+    fn ruler_credit_is_the_fraction_of_items_found() {
+        let answers = s(&["4821937", "1102938", "Amber Fox", "7730011"]);
+        let gold = |metric| Gold {
+            metric,
+            target: "",
+            answers: &answers,
+            labels: &[],
+            question: "",
+            answer_prefix: "",
+            max_new_tokens: 16,
+            input_chars: 100,
+        };
+        let all = gold(Metric::All);
+        assert_eq!(ruler_credit(&all, "4821937 and amber fox"), Some(0.5));
+        assert_eq!(ruler_credit(&all, ""), Some(0.0));
+        assert_eq!(
+            ruler_credit(&all, "4821937 1102938 AMBER FOX 7730011"),
+            Some(1.0)
+        );
+        // RULER's cleaning: a control character inside an item breaks it (it becomes a
+        // newline), and no echo rule: a long answer holding every item gets full credit.
+        assert_eq!(ruler_credit(&all, "amber\u{7}fox 7730011"), Some(0.25));
+        assert_eq!(
+            ruler_credit(&all, &format!("{} 4821937", "x".repeat(10_000))),
+            Some(0.25)
+        );
+        assert_eq!(ruler_credit(&gold(Metric::Any), "7730011"), Some(1.0));
+        assert_eq!(ruler_credit(&gold(Metric::Any), "none"), Some(0.0));
+        for metric in [Metric::Exact, Metric::Set, Metric::Label] {
+            assert_eq!(ruler_credit(&gold(metric), "4821937"), None);
+        }
+        let none: Vec<String> = Vec::new();
+        let empty = Gold {
+            answers: &none,
+            ..all
+        };
+        assert_eq!(ruler_credit(&empty, "x"), None);
     }
 
     #[test]

@@ -3,28 +3,30 @@
   check_exports.py predictions DIR OUT_PREFIX
       Write prediction files for every row of DIR: gold (the target; for `all`/`any` rows,
       the answers joined), empty, half (gold for every other row), lead (gold inside a short
-      sentence), echo (the whole input) and partial (gold for the first third of the rows
-      only): OUT_PREFIX-gold.jsonl, -empty, -half, -lead, -echo, -partial.
-  check_exports.py same-scores DIR PREDICTIONS SCORES_JSON
-      The exported lm-eval utils.py (Python) must score PREDICTIONS exactly as `gen score`
-      did (Rust), row for row: same totals and coverage per config and overall (rows without
-      a prediction count as wrong unless `gen score --only-present` was used).
+      sentence), echo (the whole input), partial (gold for the first third of the rows only)
+      and some (for `all`/`any` rows, only some of the gold items: RULER's partial credit):
+      OUT_PREFIX-gold.jsonl, -empty, -half, -lead, -echo, -partial, -some.
+  check_exports.py same-scores DIR PREDICTIONS SCORES_JSON [PREDICTIONS SCORES_JSON ...]
+      The exported lm-eval hooks (Python) must score PREDICTIONS exactly as `gen score` did
+      (Rust), row for row: same totals, same RULER partial credit and coverage per config and
+      overall (rows without a prediction count as wrong unless `gen score --only-present` was
+      used).
   check_exports.py inspect-gold DIR CONFIG
       Run the exported inspect_ai task with mockllm answering each sample's gold target, then
-      with empty answers: accuracy must be 1.0, then 0.0.
-  check_exports.py lm-eval-results OUTPUT_PATH TASK ROWS
-      lm-evaluation-harness finished TASK on ROWS rows and reported `score` and per-length
-      metrics.
-  check_exports.py opencompass DIR
-      Import the exported OpenCompass configs with stand-ins for OpenCompass's base classes
-      (OpenCompass itself needs torch), load every config and score gold and empty answers.
+      with empty answers: accuracy (and RULER's partial credit, where the config has it) must
+      be 1.0, then 0.0.
+  check_exports.py lm-eval-results OUTPUT_PATH TASK ROWS [TASK ROWS ...]
+      lm-evaluation-harness finished each TASK on ROWS rows, in one results file, and reported
+      `score`, per-length metrics for whole-config tasks, and `ruler` where the rows have it.
+
+The OpenCompass export is checked by check_opencompass.py (OpenCompass's own machinery, in a
+virtual environment of its own) and the RULER export by check_ruler.py.
 """
 import glob
 import importlib.util
 import json
 import os
 import sys
-import types
 
 
 def fail(msg):
@@ -55,7 +57,7 @@ def gold_text(row):
 
 
 def write_predictions(directory, prefix):
-    kinds = ("gold", "empty", "half", "lead", "echo", "partial")
+    kinds = ("gold", "empty", "half", "lead", "echo", "partial", "some")
     outs = {k: open(f"{prefix}-{k}.jsonl", "w") for k in kinds}
     all_rows = list(rows(directory))
     for i, (_, row) in enumerate(all_rows):
@@ -66,6 +68,8 @@ def write_predictions(directory, prefix):
             "half": gold if i % 2 == 0 else "",
             "lead": f"The answer is {gold}.",
             "echo": row["input"],
+            "some": (" ".join(row["answers"][: i % (len(row["answers"]) + 1)])
+                     if row["metric"] in ("all", "any") else gold),
         }
         if i < max(1, len(all_rows) // 3):
             texts["partial"] = gold
@@ -76,8 +80,21 @@ def write_predictions(directory, prefix):
     print(f"ok: wrote {', '.join(kinds)} predictions for {len(all_rows)} rows")
 
 
-def same_scores(directory, predictions, scores_json):
-    utils = load_module(os.path.join(directory, "lm_eval", "utils.py"), "needlework_lm_eval_utils")
+def lm_eval_hooks(directory):
+    found = glob.glob(os.path.join(directory, "lm_eval", "needlework_*_utils.py"))
+    if len(found) != 1:
+        fail(f"expected one lm-eval hook module in {directory}/lm_eval, found {found}")
+    return load_module(found[0], os.path.basename(found[0])[:-3])
+
+
+def same_scores(directory, pairs):
+    utils = lm_eval_hooks(directory)
+    dataset = list(rows(directory))
+    for predictions, scores_json in pairs:
+        same_scores_one(utils, dataset, predictions, scores_json)
+
+
+def same_scores_one(utils, dataset, predictions, scores_json):
     preds = {}
     for line in open(predictions):
         v = json.loads(line)
@@ -86,24 +103,33 @@ def same_scores(directory, predictions, scores_json):
     only_present = scores.get("only_present", False)
     totals = {}
     coverage = {}
-    for config, row in rows(directory):
+    for config, row in dataset:
         present = row["id"] in preds
         c = coverage.setdefault(config, [0, 0])
         c[0] += int(present)
         c[1] += 1
         if not present and only_present:
             continue
-        t = totals.setdefault(config, [0, 0.0])
+        t = totals.setdefault(config, [0, 0.0, 0, 0.0])
         t[0] += 1
+        # A row without a prediction scores as an empty answer: wrong, and no credit.
+        value = utils.process_results(row, [preds.get(row["id"], "")])
+        length = str(row["target_length"])
+        if value[length] != value["score"] or value.get("ruler") != value.get("ruler_" + length):
+            fail(f"{row['id']}: the per-length metrics differ from score and ruler")
         if present:
-            value = utils.process_results(row, [preds[row["id"]]])
-            if value[str(row["target_length"])] != value["score"]:
-                fail(f"{row['id']}: the per-length metric differs from score")
             t[1] += value["score"]
-    for config, (n, correct) in totals.items():
+        if "ruler" in value:
+            t[2] += 1
+            t[3] += value["ruler"]
+    for config, (n, correct, ruler_rows, credit) in totals.items():
         rust = scores["configs"][config]["overall"]
         if rust["rows"] != n or rust["correct"] != int(correct):
             fail(f"{config}: Python scores {int(correct)}/{n}, gen score {rust['correct']}/{rust['rows']}")
+        r = rust.get("ruler")
+        if ruler_rows == 0 and r is not None or ruler_rows and (
+                r is None or r["rows"] != ruler_rows or abs(r["credit"] - credit) > 1e-9):
+            fail(f"{config}: Python's RULER credit {credit} over {ruler_rows} rows, gen score {r}")
     for config, (predicted, n) in coverage.items():
         rust = scores["configs"][config]["coverage"]
         if (rust["predicted"], rust["rows"]) != (predicted, n):
@@ -122,6 +148,7 @@ def inspect_gold(directory, config):
     module = load_module(os.path.join(directory, "inspect", "needlework_tasks.py"), "needlework_inspect")
     targets = [row["target"] if row["metric"] not in ("all", "any") else gold_text(row)
                for c, row in rows(directory) if c == config]
+    has_ruler = any(row["metric"] in ("all", "any") for c, row in rows(directory) if c == config)
     limit = min(6, len(targets))
     for outputs, want in ((targets[:limit], 1.0), ([""] * limit, 0.0)):
         model = get_model(
@@ -132,78 +159,46 @@ def inspect_gold(directory, config):
                            display="none", log_dir=os.environ.get("INSPECT_LOG_DIR", "inspect-logs"))[0]
         if log.status != "success":
             fail(f"inspect: run status {log.status}: {log.error}")
-        acc = log.results.scores[0].metrics["accuracy"].value
-        if abs(acc - want) > 1e-9:
-            fail(f"inspect: accuracy {acc}, expected {want}")
-    print(f"ok: inspect_ai ran {config}: gold answers score 1.0, empty answers 0.0 ({limit} samples)")
+        metrics = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+        want_metrics = {"accuracy": want}
+        if has_ruler:
+            want_metrics["ruler_mean"] = want
+        for name, value in want_metrics.items():
+            if name not in metrics or abs(metrics[name] - value) > 1e-9:
+                fail(f"inspect: {name} {metrics.get(name)}, expected {value} ({metrics})")
+    print(f"ok: inspect_ai ran {config}: gold answers score 1.0, empty answers 0.0 ({limit} samples)"
+          + ("; RULER credit too" if has_ruler else ""))
 
 
-def lm_eval_results(output_path, task, n):
+def lm_eval_results(output_path, expected):
     found = glob.glob(os.path.join(output_path, "**", "results_*.json"), recursive=True)
-    if not found:
-        fail(f"lm-eval wrote no results under {output_path}")
-    results = json.load(open(sorted(found)[-1]))
-    r = results["results"].get(task)
-    if r is None:
-        fail(f"lm-eval results have no {task}: {list(results['results'])}")
-    if "score,none" not in r or not any(k.split(",")[0].isdigit() for k in r):
-        fail(f"lm-eval results for {task} lack score or per-length metrics: {r}")
-    samples = results.get("n-samples", {}).get(task, {}).get("effective")
-    if samples != n:
-        fail(f"lm-eval scored {samples} samples of {task}, expected {n}")
-    print(f"ok: lm-evaluation-harness ran {task} on {n} rows: {r}")
-
-
-def opencompass(directory):
-    # Stand-ins for the OpenCompass names the exported file imports.
-    def module(name, **attrs):
-        m = types.ModuleType(name)
-        m.__dict__.update(attrs)
-        sys.modules[name] = m
-
-    class BaseDataset:
-        pass
-
-    class BaseEvaluator:
-        pass
-
-    module("opencompass")
-    module("opencompass.datasets")
-    module("opencompass.datasets.base", BaseDataset=BaseDataset)
-    module("opencompass.openicl")
-    module("opencompass.openicl.icl_evaluator", BaseEvaluator=BaseEvaluator)
-    module("opencompass.openicl.icl_inferencer", GenInferencer=object)
-    module("opencompass.openicl.icl_prompt_template", PromptTemplate=object)
-    module("opencompass.openicl.icl_retriever", ZeroRetriever=object)
-    cfg = load_module(os.path.join(directory, "opencompass", "needlework_datasets.py"), "needlework_oc")
-    for d in cfg.needlework_datasets:
-        if not os.path.isabs(d["path"]):
-            fail(f"opencompass: {d['abbr']} path is not absolute: {d['path']}")
-        ds = d["type"].load(d["path"])
-        rows_ = ds.to_list()
-        refs = [r[d["reader_cfg"]["output_column"]] for r in rows_]
-        if not all(isinstance(r, list) for r in refs):
-            fail("opencompass: answers is not list-valued")
-        ev = d["eval_cfg"]["evaluator"]["type"]()
-        gold = ev.score([gold_text(r) for r in rows_], refs, test_set=ds)["accuracy"]
-        empty = ev.score([""] * len(rows_), refs, test_set=ds)["accuracy"]
-        if gold != 100.0 or empty != 0.0:
-            fail(f"opencompass: {d['abbr']} scores {gold} for gold, {empty} for empty")
-        print(f"ok: opencompass config {d['abbr']} loads {len(rows_)} rows from {d['path']}; gold 100, empty 0")
+    if len(found) != 1:
+        fail(f"expected one lm-eval results file under {output_path}, found {found}")
+    results = json.load(open(found[0]))
+    for task, n in expected:
+        r = results["results"].get(task)
+        if r is None:
+            fail(f"lm-eval results have no {task}: {list(results['results'])}")
+        per_length = "_len" not in task
+        if "score,none" not in r or per_length != any(k.split(",")[0].isdigit() for k in r):
+            fail(f"lm-eval results for {task} lack score or per-length metrics: {r}")
+        samples = results.get("n-samples", {}).get(task, {}).get("effective")
+        if samples != n:
+            fail(f"lm-eval scored {samples} samples of {task}, expected {n}")
+        shown = {k.split(",")[0]: v for k, v in r.items() if k.endswith(",none") and "stderr" not in k}
+        print(f"ok: lm-evaluation-harness ran {task} on {n} rows: {shown}")
 
 
 if __name__ == "__main__":
     a = sys.argv[1:]
     if len(a) == 3 and a[0] == "predictions":
         write_predictions(a[1], a[2])
-    elif len(a) == 4 and a[0] == "same-scores":
-        same_scores(a[1], a[2], a[3])
+    elif len(a) >= 4 and len(a) % 2 == 0 and a[0] == "same-scores":
+        same_scores(a[1], [(a[i], a[i + 1]) for i in range(2, len(a), 2)])
     elif len(a) == 3 and a[0] == "inspect-gold":
         inspect_gold(a[1], a[2])
-    elif len(a) == 4 and a[0] == "lm-eval-results":
-        lm_eval_results(a[1], a[2], int(a[3]))
-    elif len(a) == 2 and a[0] == "opencompass":
-        opencompass(a[1])
+    elif len(a) >= 4 and len(a) % 2 == 0 and a[0] == "lm-eval-results":
+        lm_eval_results(a[1], [(a[i], int(a[i + 1])) for i in range(2, len(a), 2)])
     else:
         print(__doc__)
         sys.exit(2)
