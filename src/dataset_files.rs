@@ -83,10 +83,16 @@ pub fn unlisted_files(dir: &Path, m: &Manifest) -> Vec<String> {
             // `file_type` does not follow links: a linked folder is reported, never walked.
             if e.file_type().is_ok_and(|t| t.is_dir()) {
                 walk(&e.path(), &path, tool, out);
-            } else if !tool || is_data(&name) {
+            } else if !tool || (is_data(&name) && !is_ruler_export(&path)) {
                 out.push(path);
             }
         }
+    }
+    /// `gen export ruler` writes `ruler/<task>/validation.jsonl`, the name RULER requires; a
+    /// `*/*.jsonl` glob does not reach that deep, and the export is not data.
+    fn is_ruler_export(path: &str) -> bool {
+        let parts: Vec<&str> = path.split('/').collect();
+        matches!(parts.as_slice(), ["ruler", task, "validation.jsonl"] if !task.starts_with('.'))
     }
     let mut found = Vec::new();
     walk(dir, "", false, &mut found);

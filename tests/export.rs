@@ -601,3 +601,19 @@ fn ruler_length_with_template_reads_prompt_tokens_by_name() {
         assert_eq!(line["length_w_model_temp"], row.length + 9);
     }
 }
+
+/// RULER's layout (`ruler/<task>/validation.jsonl`) is an export, not data: the dataset still
+/// verifies after it; any other data file there is still reported.
+#[test]
+fn a_ruler_export_leaves_the_dataset_verifiable() {
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(&out, &["niah", "--len", "1k"]);
+    gen_ok(&["export", "ruler", &out]);
+    gen_ok(&["verify", &out, "-q"]);
+    std::fs::write(Path::new(&out).join("ruler/extra.jsonl"), "{}\n").unwrap();
+    let res = gen(&["verify", &out, "-q"]);
+    assert_eq!(res.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&res.stdout).contains("ruler/extra.jsonl")
+        || String::from_utf8_lossy(&res.stderr).contains("ruler/extra.jsonl"));
+}
