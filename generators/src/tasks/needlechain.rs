@@ -8,16 +8,18 @@
 //! an order that does not reveal the chain, format numbers one way, and seed everything.
 
 mod names;
+mod size;
 mod wording;
 
 use serde_json::json;
 
-use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
+use crate::fit::{fit, render_facts, tolerance, NeedleSpec};
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use names::NameDraw;
 use serde::{Deserialize, Serialize};
+use size::largest_fitting_size;
 
 const FIRST_NAMES: &str = include_str!("../../haystacks/vocab/first_names.txt");
 const SURNAMES: &str = include_str!("../../haystacks/vocab/surnames.txt");
@@ -405,7 +407,7 @@ struct Link {
     /// Index in `Chain::people` of the person related to.
     of: Option<usize>,
     value: u64,
-    /// Picks the sentence form.
+    /// Picks the sentence form, and the order in which facts are reworded to fill a budget.
     form: u64,
 }
 
@@ -520,13 +522,21 @@ impl Task for NeedleChain {
             }
             (built, fitted)
         } else {
-            let (_, (built, fitted)) =
-                largest_fitting(self.min_chain() as usize, MAX_CHAIN as usize, budget, |k| {
+            let max = MAX_CHAIN as usize;
+            let (k, (mut built, fitted), _) =
+                largest_fitting_size(self.min_chain() as usize, max, budget, |k| {
                     let built = self.build(k, &coords, run)?;
                     let fitted = render_facts(tok, &built.frame, &built.facts)?;
                     let len = fitted.length;
                     Ok(((built, fitted), len))
                 })?;
+            let fitted = self.reword_to_fill(&mut built, fitted, run, budget)?;
+            if k == max && budget - fitted.length > tolerance(budget) {
+                return Err(GenError::BadParams(format!(
+                    "a target of {} tokens cannot be reached: a needlechain of at most {MAX_CHAIN} facts fills {} of its {budget}-token budget",
+                    cell.length, fitted.length
+                )));
+            }
             (built, fitted)
         };
         let chain_json: Vec<serde_json::Value> = built
@@ -774,6 +784,39 @@ mod tests {
                     "{kind} {order}: fact {k} adds {step} tokens"
                 );
                 before = now;
+            }
+        }
+    }
+
+    /// Budgets where one fact (with its name) is worth more than the tolerance are still
+    /// filled within it; kinship chains used to stop up to 28 tokens short of 16-token windows.
+    #[test]
+    fn short_budgets_fill_within_tolerance() {
+        let run = run();
+        for (kind, order) in [
+            ("salary", "forward"),
+            ("salary", "shuffled"),
+            ("salary", "parallel"),
+            ("kinship", "forward"),
+            ("kinship", "shuffled"),
+        ] {
+            let task = chain_task(kind, order, None, None, false).unwrap();
+            for length in (700u64..=4200).step_by(233) {
+                for sample in 0..3 {
+                    let cell = Cell {
+                        length,
+                        depth: None,
+                        sample,
+                    };
+                    let inst = task.generate(&run, &cell).unwrap();
+                    let budget = length as usize - 32;
+                    let got = inst.length as usize;
+                    assert!(
+                        got <= budget && got + tolerance(budget) >= budget,
+                        "{kind} {order} at {length}, sample {sample}: {got} of {budget}"
+                    );
+                    assert_eq!(got, run.tokenizer.count(&inst.input).unwrap());
+                }
             }
         }
     }
