@@ -295,6 +295,13 @@ pub trait Task: Send + Sync {
     fn example_vars(&self) -> template::Vars;
     /// The smallest target length that can hold this task's fixed text under `run`.
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError>;
+    /// The longest target length this task can fill under `run`, and why no longer one can
+    /// be filled, for tasks whose content can run out (a list of distinct items); `None` when
+    /// every length can be filled. Checked before any work, so that a length beyond it is
+    /// refused as bad input rather than answered with rows far shorter than asked.
+    fn maximum_length(&self, _run: &Run) -> Result<Option<(u64, String)>, GenError> {
+        Ok(None)
+    }
     /// Generate the instance at `cell`.
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError>;
 }
