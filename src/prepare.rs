@@ -382,6 +382,18 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
             run.reserve
         )));
     }
+    for (_, part) in &parts {
+        if let Some((maximum, why)) = part.maximum_length(&run).map_err(usage)? {
+            if let Some(&long) = recipe.lengths.iter().find(|&&l| l > maximum) {
+                return Err(usage(format!(
+                    "--len {long} cannot be reached by {} {} with these options, template, tokenizer and reserve {}: {why}, so the maximum is {maximum} tokens",
+                    part.name(),
+                    part.variant(),
+                    run.reserve
+                )));
+            }
+        }
+    }
 
     let out = common.out.clone().unwrap_or_else(|| {
         PathBuf::from("datasets").join(format!("{}-s{}", task.name(), common.seed))

@@ -423,7 +423,18 @@ fn lengthgen_tasks_are_deterministic_and_verify() {
             "posgen",
             vec!["posgen", "--variant", "cot", "--samples", "5"],
         ),
-        ("sort", vec!["sort", "--len", "2k,4k", "--samples", "2"]),
+        (
+            "sort",
+            vec![
+                "sort",
+                "--len",
+                "2k,4k",
+                "--digits",
+                "1..6",
+                "--samples",
+                "2",
+            ],
+        ),
         (
             "arith",
             vec![
@@ -469,7 +480,7 @@ fn lengthgen_bad_input() {
         (vec!["sort", "--output", "both"], "--output"),
         (vec!["sort", "--digits", "x"], "--digits"),
         (
-            vec!["sort", "--items", "900", "--digits", "1..3"],
+            vec!["sort", "--items", "1001", "--digits", "1..3"],
             "distinct",
         ),
         (vec!["arith", "--layout", "spiral"], "--layout"),

@@ -359,6 +359,13 @@ pub trait Task: Send + Sync {
         let _ = samples;
         Ok(())
     }
+    /// The longest target length this task can fill under `run`, and why no longer one can
+    /// be filled, for tasks whose content can run out (a list of distinct items); `None` when
+    /// every length can be filled. Checked before any work, so that a length beyond it is
+    /// refused as bad input rather than answered with rows far shorter than asked.
+    fn maximum_length(&self, _run: &Run) -> Result<Option<(u64, String)>, GenError> {
+        Ok(None)
+    }
     /// Generate the instance at `cell`.
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError>;
 }

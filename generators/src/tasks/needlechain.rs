@@ -7,16 +7,20 @@
 //! amount a whole number (the exponent of 2 is bounded along the whole chain), list the people in
 //! an order that does not reveal the chain, format numbers one way, and seed everything.
 
-use std::collections::BTreeSet;
+mod names;
+mod size;
+mod wording;
 
 use serde_json::json;
 
-use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
+use crate::fit::{fit, render_facts, tolerance, NeedleSpec};
 use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+use names::NameDraw;
 use serde::{Deserialize, Serialize};
+use size::largest_fitting_size;
 
 const FIRST_NAMES: &str = include_str!("../../haystacks/vocab/first_names.txt");
 const SURNAMES: &str = include_str!("../../haystacks/vocab/surnames.txt");
@@ -25,8 +29,10 @@ const SURNAMES: &str = include_str!("../../haystacks/vocab/surnames.txt");
 pub const MAX_NEW_TOKENS: u32 = 32;
 /// Largest exponent of 2 between the smallest and the largest amount of a salary chain.
 pub const MAX_EXPONENT: u32 = 12;
-/// Longest chain `--len` may pick.
-pub const MAX_CHAIN: u32 = 20_000;
+/// Longest chain `--len` may pick, and the most facts `--chain` takes: enough to fill the
+/// longest supported target (64 Mi tokens) with any built-in tokenizer, whose densest count a
+/// fact and its name in the list at about ten tokens.
+pub const MAX_CHAIN: u32 = 10_000_000;
 /// Chain length when a haystack is given without `--chain`.
 pub const DILUTED_CHAIN: u32 = 10;
 
@@ -179,50 +185,33 @@ impl NeedleChain {
         })
     }
 
+    /// The smallest chain `--len` may pick: one salary, one kinship link (two people), and
+    /// three facts for the shuffled order, which shorter chains could only read forward or
+    /// backward (the same floor `--chain` has).
     fn min_chain(&self) -> u32 {
-        match self.params.kind {
-            Kind::Salary => 1,
-            Kind::Kinship => 2,
+        match (self.params.kind, self.params.order) {
+            (_, Order::Shuffled) => 3,
+            (Kind::Salary, _) => 1,
+            (Kind::Kinship, _) => 2,
         }
-    }
-
-    /// `count` distinct names: first names while they last, then full names. Kinship always
-    /// uses full names (one family, many surnames through marriage).
-    fn names(&self, count: usize, rng: &mut Rng) -> Vec<String> {
-        let full = self.params.kind == Kind::Kinship || count > self.first_names.len();
-        let mut out = Vec::with_capacity(count);
-        let mut used = BTreeSet::new();
-        while out.len() < count {
-            let first = rng.choose(&self.first_names);
-            let name = if full {
-                format!("{first} {}", rng.choose(&self.surnames))
-            } else {
-                first.to_string()
-            };
-            if used.insert(name.clone()) {
-                out.push(name);
-            }
-        }
-        out
     }
 
     /// The chain with `k` facts. Names, relations and sentence forms come from their own
     /// streams, drawn link by link, so the chain of k facts is a prefix of every longer chain of
     /// the same instance: more facts never mean a different story, and prompt length grows
-    /// steadily with k.
+    /// steadily with k (see [`NameDraw`]).
     fn chain(&self, k: usize, coords: &Coordinates<'_>) -> Chain {
-        let mut name_rng = coords.rng(Stream::Names);
         let mut rel = coords.rng(Stream::Relations);
-        let names = self.names(
-            k + usize::from(self.params.kind == Kind::Kinship),
-            &mut name_rng,
-        );
+        let mut draw = NameDraw::new(&self.first_names, &self.surnames, coords.rng(Stream::Names));
+        let people: Vec<String> = (0..k + usize::from(self.params.kind == Kind::Kinship))
+            .map(|_| draw.next_name())
+            .collect();
         match self.params.kind {
             Kind::Salary => {
                 let unit = rel.range_inclusive(3, 60) * 25;
                 let mut exponent = rel.range_inclusive(0, MAX_EXPONENT as u64) as u32;
                 let mut links = Vec::with_capacity(k);
-                for (i, name) in names.iter().enumerate() {
+                for i in 0..k {
                     let relation = if i == 0 {
                         Relation::Anchor
                     } else {
@@ -242,39 +231,33 @@ impl NeedleChain {
                         r
                     };
                     links.push(Link {
-                        name: name.clone(),
+                        person: i,
                         relation,
-                        of: (i > 0).then(|| names[i - 1].clone()),
+                        of: i.checked_sub(1),
                         value: unit << exponent,
                         form: rel.next_u64(),
                     });
                 }
-                Chain {
-                    links,
-                    people: names,
-                }
+                Chain { links, people }
             }
             Kind::Kinship => {
                 let links = (0..k)
                     .map(|i| {
                         let grand = rel.chance(1, 3);
                         Link {
-                            name: names[i].clone(),
+                            person: i,
                             relation: if grand {
                                 Relation::Grandparent
                             } else {
                                 Relation::Parent
                             },
-                            of: Some(names[i + 1].clone()),
+                            of: Some(i + 1),
                             value: if grand { 2 } else { 1 },
                             form: rel.next_u64(),
                         }
                     })
                     .collect();
-                Chain {
-                    links,
-                    people: names,
-                }
+                Chain { links, people }
             }
         }
     }
@@ -291,39 +274,15 @@ impl NeedleChain {
         screen
     }
 
-    fn fact(&self, link: &Link, form: u64) -> String {
-        let n = &link.name;
-        let of = link.of.as_deref().unwrap_or("");
-        match (self.params.order, link.relation) {
-            (Order::Parallel, _) | (_, Relation::Anchor) => {
-                format!("{n} is paid {} credits per week.", link.value)
-            }
-            (_, Relation::Double) => format!("{n} is paid twice as much as {of}."),
-            (_, Relation::Half) => format!("{n} is paid half as much as {of}."),
-            (_, Relation::Same) => format!("{n} is paid exactly as much as {of}."),
-            (_, Relation::Parent) => match form % 5 {
-                0 => format!("{n} is a parent of {of}."),
-                1 => format!("{of} is a child of {n}."),
-                2 => format!("One of {of}'s parents is {n}."),
-                3 => format!("{n} brought up {of}, who is {n}'s own child."),
-                _ => format!("{of} was born to {n}."),
-            },
-            (_, Relation::Grandparent) => match form % 4 {
-                0 => format!("{n} is a grandparent of {of}."),
-                1 => format!("{of} is a grandchild of {n}."),
-                2 => format!("One of {of}'s grandparents is {n}."),
-                _ => format!("{n} has a grandchild named {of}."),
-            },
-            (_, Relation::Independent) => unreachable!("independent is a rendering, not a link"),
-        }
-    }
-
     /// Question text, target, and the name asked about.
     fn ask(&self, chain: &Chain, rng: &mut Rng) -> (String, String, Option<String>) {
         let links = &chain.links;
         match self.params.question {
             Question::Single => {
-                let last = links.last().map(|l| l.name.clone()).unwrap_or_default();
+                let last = links
+                    .last()
+                    .map(|l| chain.people[l.person].clone())
+                    .unwrap_or_default();
                 (
                     format!("How many credits per week is {last} paid?"),
                     links.last().map_or(0, |l| l.value).to_string(),
@@ -406,10 +365,13 @@ impl NeedleChain {
         let (question, target, asked) = self.ask(&chain, &mut placement);
         let facts: Vec<String> = order
             .iter()
-            .map(|&i| self.fact(&chain.links[i], chain.links[i].form))
+            .map(|&i| {
+                let link = &chain.links[i];
+                self.fact(&chain, link, self.wordings(link).1)
+            })
             .collect();
-        let mut people = chain.people.clone();
-        people.sort();
+        let mut people: Vec<&str> = chain.people.iter().map(String::as_str).collect();
+        people.sort_unstable();
         let mut vars = vars([("question", &question), ("kind", self.params.kind.as_str())]);
         vars.insert("people", json!(people));
         let frame = run.template.frame(&vars)?;
@@ -452,11 +414,13 @@ impl Relation {
 
 #[derive(Debug, Clone)]
 struct Link {
-    name: String,
+    /// Index in `Chain::people` of the person the fact is about.
+    person: usize,
     relation: Relation,
-    of: Option<String>,
+    /// Index in `Chain::people` of the person related to.
+    of: Option<usize>,
     value: u64,
-    /// Picks the sentence form.
+    /// Picks the sentence form, and the order in which facts are reworded to fill a budget.
     form: u64,
 }
 
@@ -574,13 +538,21 @@ impl Task for NeedleChain {
             }
             (built, fitted)
         } else {
-            let (_, (built, fitted)) =
-                largest_fitting(self.min_chain() as usize, MAX_CHAIN as usize, budget, |k| {
+            let max = MAX_CHAIN as usize;
+            let (k, (mut built, fitted), _) =
+                largest_fitting_size(self.min_chain() as usize, max, budget, |k| {
                     let built = self.build(k, &coords, run)?;
                     let fitted = render_facts(tok, &built.frame, &built.facts)?;
                     let len = fitted.length;
                     Ok(((built, fitted), len))
                 })?;
+            let fitted = self.reword_to_fill(&mut built, fitted, run, budget)?;
+            if k == max && budget - fitted.length > tolerance(budget) {
+                return Err(GenError::BadParams(format!(
+                    "a target of {} tokens cannot be reached: a needlechain of at most {MAX_CHAIN} facts fills {} of its {budget}-token budget",
+                    cell.length, fitted.length
+                )));
+            }
             (built, fitted)
         };
         let chain_json: Vec<serde_json::Value> = built
@@ -593,7 +565,11 @@ impl Task for NeedleChain {
                 } else {
                     l.relation
                 };
-                json!({"name": l.name, "relation": relation.as_str(), "of": if relation == Relation::Independent { None } else { l.of.clone() }, "value": l.value})
+                let of = match relation {
+                    Relation::Independent => None,
+                    _ => l.of.map(|i| built.chain.people[i].as_str()),
+                };
+                json!({"name": built.chain.people[l.person], "relation": relation.as_str(), "of": of, "value": l.value})
             })
             .collect();
         let mut params = self.content_params();
@@ -624,6 +600,7 @@ impl Task for NeedleChain {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     /// Build from names, as a command line would give them.
     fn chain_task(
@@ -785,6 +762,82 @@ mod tests {
             .filter(|n| !children.contains(n))
             .collect();
         assert_eq!(eldest, vec![inst.target.as_str()]);
+    }
+
+    /// The prompt tokens of the chain with `k` facts of sample `sample`.
+    fn tokens_at(task: &NeedleChain, run: &Run, k: usize, sample: u64) -> usize {
+        let params = canonical_json(&task.content_params());
+        let coords = Coordinates {
+            task: "needlechain",
+            params: &params,
+            seed: run.seed,
+            length: 0,
+            depth: None,
+            sample,
+        };
+        let built = task.build(k, &coords, run).unwrap();
+        render_facts(&run.tokenizer, &built.frame, &built.facts)
+            .unwrap()
+            .length
+    }
+
+    /// One more fact adds one fact's worth of tokens at every size, also across 244 people,
+    /// where names used to switch from first names to full names: the prompt jumped by about
+    /// 1400 tokens there, so every budget inside the jump got a 244-person chain far short of it.
+    #[test]
+    fn prompt_grows_by_one_fact_at_every_size() {
+        let run = run();
+        for (kind, order) in [
+            ("salary", "forward"),
+            ("salary", "shuffled"),
+            ("salary", "parallel"),
+            ("kinship", "backward"),
+        ] {
+            let task = chain_task(kind, order, None, None, false).unwrap();
+            let mut before = tokens_at(&task, &run, 236, 1);
+            for k in 237..=252 {
+                let now = tokens_at(&task, &run, k, 1);
+                let step = now as i64 - before as i64;
+                assert!(
+                    (1..=40).contains(&step),
+                    "{kind} {order}: fact {k} adds {step} tokens"
+                );
+                before = now;
+            }
+        }
+    }
+
+    /// Budgets where one fact (with its name) is worth more than the tolerance are still
+    /// filled within it; kinship chains used to stop up to 28 tokens short of 16-token windows.
+    #[test]
+    fn short_budgets_fill_within_tolerance() {
+        let run = run();
+        for (kind, order) in [
+            ("salary", "forward"),
+            ("salary", "shuffled"),
+            ("salary", "parallel"),
+            ("kinship", "forward"),
+            ("kinship", "shuffled"),
+        ] {
+            let task = chain_task(kind, order, None, None, false).unwrap();
+            for length in (700u64..=4200).step_by(233) {
+                for sample in 0..3 {
+                    let cell = Cell {
+                        length,
+                        depth: None,
+                        sample,
+                    };
+                    let inst = task.generate(&run, &cell).unwrap();
+                    let budget = length as usize - 32;
+                    let got = inst.length as usize;
+                    assert!(
+                        got <= budget && got + tolerance(budget) >= budget,
+                        "{kind} {order} at {length}, sample {sample}: {got} of {budget}"
+                    );
+                    assert_eq!(got, run.tokenizer.count(&inst.input).unwrap());
+                }
+            }
+        }
     }
 
     #[test]

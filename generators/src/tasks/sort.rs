@@ -4,11 +4,11 @@
 //! descending; output the sorted values or, in the keyed form, the labels ordered by their
 //! values. Answers are written without brackets so harnesses never parse them as lists.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::json;
 
-use crate::fit::{fit, largest_fitting, render_facts, NeedleSpec};
+use crate::fit::{fit, largest_fitting, render_facts, tolerance, NeedleSpec};
 use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
@@ -21,7 +21,7 @@ const WORDS: &[&str] = &[
     include_str!("../../haystacks/vocab/key_adjectives.txt"),
 ];
 
-/// Most items `--len` may pick.
+/// Most items `--len` may pick, and the most `--items` takes.
 pub const MAX_ITEMS: usize = 100_000;
 /// Items when a haystack is used without `--items`.
 pub const HIDDEN_ITEMS: usize = 20;
@@ -71,30 +71,64 @@ impl SortParams {
             vocab.extend(list.lines().map(str::trim).filter(|l| !l.is_empty()));
         }
         let vocab: Vec<&'static str> = vocab.into_iter().collect();
-        let capacity = if self.words {
-            vocab.len() as f64
-        } else {
-            10f64.powi(digits.1 as i32)
+        let sort = Sort {
+            params: self.clone(),
+            vocab,
         };
+        let distinct = sort.distinct();
         if let Some(n) = self.items {
             if n == 0 || n > MAX_ITEMS {
                 return Err(ParamError::new("items", n, format!("1 to {MAX_ITEMS}")));
             }
-            if !self.duplicates && n as f64 > capacity / 2.0 {
+            if !self.duplicates && n as u128 > distinct {
                 return Err(ParamError::new(
                     "items",
                     n,
                     format!(
-                        "at most {} distinct items in this item space (allow duplicates for more)",
-                        (capacity / 2.0) as u64
+                        "at most {distinct} without duplicates, every distinct item among {} ({})",
+                        sort.space_name(),
+                        sort.remedy()
                     ),
                 ));
             }
+        } else if self.hidden && !self.duplicates && (HIDDEN_ITEMS as u128) > distinct {
+            // The hidden form's default count must exist too, or drawing it would never end
+            // (only digit ranges are this small: the word list holds hundreds).
+            return Err(ParamError::new(
+                "digits",
+                if digits.0 == digits.1 {
+                    digits.0.to_string()
+                } else {
+                    format!("{}..{}", digits.0, digits.1)
+                },
+                format!(
+                    "digits with at least the {HIDDEN_ITEMS} distinct numbers hidden by default, but {} are only {distinct} (allow duplicates, or give items)",
+                    sort.space_name()
+                ),
+            ));
         }
-        Ok(Sort {
-            params: self.clone(),
-            vocab,
-        })
+        Ok(sort)
+    }
+}
+
+/// An instance's items as drawn so far, with what the draw needs to go on.
+struct ItemStream {
+    rng: Rng,
+    /// Items listed (without duplicates).
+    seen: BTreeSet<String>,
+    /// Items listed per digit count, to skip spent counts.
+    listed: BTreeMap<u32, u64>,
+    out: Vec<String>,
+}
+
+impl ItemStream {
+    fn new(coords: &Coordinates<'_>) -> Self {
+        ItemStream {
+            rng: coords.rng(Stream::Content),
+            seen: BTreeSet::new(),
+            listed: BTreeMap::new(),
+            out: Vec::new(),
+        }
     }
 }
 
@@ -119,22 +153,68 @@ impl Sort {
         })
     }
 
-    fn capacity(&self) -> usize {
+    /// How many distinct items exist: every word of the list, or every integer with a digit
+    /// count in range (ten with one digit, since 0 counts, and 9 × 10^(d−1) with d digits).
+    pub fn distinct(&self) -> u128 {
         if self.params.words {
-            self.vocab.len()
+            return self.vocab.len() as u128;
+        }
+        (self.params.digits.0..=self.params.digits.1)
+            .map(Self::class_size)
+            .sum()
+    }
+
+    /// Integers with exactly `d` digits (digits are at most 30, so this fits).
+    fn class_size(d: u32) -> u128 {
+        if d <= 1 {
+            10
         } else {
-            10usize
-                .saturating_pow(self.params.digits.1)
-                .min(usize::MAX / 2)
+            10u128.saturating_pow(d - 1).saturating_mul(9)
         }
     }
 
-    fn item(&self, rng: &mut Rng) -> String {
+    /// The item space in words, for refusals.
+    fn space_name(&self) -> String {
+        match (self.params.words, self.params.digits) {
+            (true, _) => "the words of the word list".to_string(),
+            (false, (1, 1)) => "the numbers of 1 digit".to_string(),
+            (false, (a, b)) if a == b => format!("the numbers of {a} digits"),
+            (false, (a, b)) => format!("the numbers of {a} to {b} digits"),
+        }
+    }
+
+    /// What gives more distinct items, for refusals.
+    fn remedy(&self) -> &'static str {
+        if self.params.words {
+            "allow duplicates for more"
+        } else {
+            "allow duplicates, or widen digits, for more"
+        }
+    }
+
+    /// Most items a length-filled list may hold: every distinct item when they are fewer than
+    /// [`MAX_ITEMS`] and duplicates are not allowed.
+    fn max_items(&self) -> usize {
+        if self.params.duplicates {
+            MAX_ITEMS
+        } else {
+            self.distinct().min(MAX_ITEMS as u128) as usize
+        }
+    }
+
+    /// One item; integers take a digit count first (one that `open` allows: without
+    /// duplicates, a count with numbers left), then the digits.
+    fn item(&self, rng: &mut Rng, open: impl Fn(u32) -> bool) -> String {
         if self.params.words {
             return rng.choose(&self.vocab).to_string();
         }
-        let d =
-            rng.range_inclusive(self.params.digits.0 as u64, self.params.digits.1 as u64) as u32;
+        let d = loop {
+            let d = rng.range_inclusive(self.params.digits.0 as u64, self.params.digits.1 as u64)
+                as u32;
+            if self.params.duplicates || open(d) {
+                break d;
+            }
+        };
         if d == 1 {
             return rng.below(10).to_string();
         }
@@ -148,22 +228,38 @@ impl Sort {
 
     /// The first `n` items of this instance's item stream (a prefix of every longer one).
     fn items(&self, n: usize, coords: &Coordinates<'_>) -> Vec<String> {
-        let mut rng = coords.rng(Stream::Content);
-        let mut seen = BTreeSet::new();
-        let mut out = Vec::with_capacity(n);
-        let mut misses = 0usize;
+        let mut stream = ItemStream::new(coords);
+        self.extend(&mut stream, n);
+        stream.out
+    }
+
+    /// Draw `stream` on until it holds `n` items. Without duplicates a drawn item already
+    /// listed is drawn again, and a digit count whose numbers are all listed is no longer
+    /// drawn, so the draw always ends: callers never ask for more than [`Sort::distinct`]
+    /// items (more would be cut to that many).
+    fn extend(&self, stream: &mut ItemStream, n: usize) {
+        let n = if self.params.duplicates {
+            n
+        } else {
+            n.min(self.distinct().min(usize::MAX as u128) as usize)
+        };
+        let ItemStream {
+            rng,
+            seen,
+            listed,
+            out,
+        } = stream;
         while out.len() < n {
-            let it = self.item(&mut rng);
+            let it = self.item(rng, |d| {
+                u128::from(listed.get(&d).copied().unwrap_or(0)) < Self::class_size(d)
+            });
             if self.params.duplicates || seen.insert(it.clone()) {
-                out.push(it);
-            } else {
-                misses += 1;
-                if misses > 64 * n + 1024 {
-                    break; // the item space is exhausted; --len then stops here
+                if !self.params.words {
+                    *listed.entry(it.len() as u32).or_insert(0) += 1;
                 }
+                out.push(it);
             }
         }
-        out
     }
 
     /// Compare two items: numerically for numbers, byte-wise for words.
@@ -173,6 +269,14 @@ impl Sort {
         } else {
             (a.len(), a).cmp(&(b.len(), b))
         }
+    }
+
+    /// The template around a list, for `question`.
+    fn frame(&self, run: &Run, question: &str) -> Result<crate::Frame, GenError> {
+        Ok(run.template.frame(&vars([
+            ("question", question),
+            ("hidden", if self.params.hidden { "yes" } else { "" }),
+        ]))?)
     }
 
     fn label(i: usize) -> String {
@@ -322,18 +426,58 @@ impl Task for Sort {
         Ok((n + 32 + per_item * self.params.items.unwrap_or(1)) as u64 + run.reserve)
     }
 
+    fn maximum_length(&self, run: &Run) -> Result<Option<(u64, String)>, GenError> {
+        if self.params.hidden || self.params.items.is_some() {
+            return Ok(None); // a haystack fills any length; a fixed list has its own
+        }
+        let params = canonical_json(&self.content_params());
+        let coords = Coordinates {
+            task: "sort",
+            params: &params,
+            seed: run.seed,
+            length: 0,
+            depth: None,
+            sample: 0,
+        };
+        let n = self.max_items();
+        let items = self.items(n, &coords);
+        let (facts, question, ..) = self.render_parts(&items);
+        let frame = self.frame(run, &question)?;
+        let full = render_facts(&run.tokenizer, &frame, &facts)?.length;
+        // Every distinct item is the same set in any instance, so it fills the same length;
+        // a list of MAX_ITEMS random items varies a little between instances: keep 1 % back.
+        let every = !self.params.duplicates && self.distinct() <= MAX_ITEMS as u128;
+        let reach = if every { full } else { full - full / 100 };
+        // The longest budget whose tolerance window still holds `reach` tokens.
+        let mut budget = reach;
+        while budget + 1 - tolerance(budget + 1) <= reach {
+            budget += 1;
+        }
+        let why = if every {
+            format!(
+                "all {n} distinct items, every one of {} (no duplicates), fill {full} tokens ({})",
+                self.space_name(),
+                self.remedy()
+            )
+        } else {
+            format!("the longest list, {n} items, fills about {reach} tokens")
+        };
+        Ok(Some((budget as u64 + run.reserve, why)))
+    }
+
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let params = canonical_json(&self.content_params());
         let coords = run.coordinates("sort", &params, cell);
         let tok = &run.tokenizer;
         let budget = cell.length.saturating_sub(run.reserve) as usize;
-        let build = |n: usize| -> Result<_, GenError> {
-            let items = self.items(n, &coords);
+        // One item stream for every size tried: each list is a prefix of the longest drawn,
+        // so a search draws each item once (near a small space's end, draws repeat a lot).
+        let mut stream = ItemStream::new(&coords);
+        let mut build = |n: usize| -> Result<_, GenError> {
+            self.extend(&mut stream, n);
+            let items = stream.out[..n.min(stream.out.len())].to_vec();
             let (facts, question, target, answers, keys) = self.render_parts(&items);
-            let frame = run.template.frame(&vars([
-                ("question", &question),
-                ("hidden", if self.params.hidden { "yes" } else { "" }),
-            ]))?;
+            let frame = self.frame(run, &question)?;
             Ok((items, facts, question, target, answers, keys, frame))
         };
         let mut screened = None;
@@ -372,14 +516,21 @@ impl Task for Sort {
             }
             (items, facts, question, target, answers, keys, fitted)
         } else {
-            let max = self.capacity().min(MAX_ITEMS);
-            let (_, (items, facts, question, target, answers, keys, fitted)) =
+            let max = self.max_items();
+            let (n, (items, facts, question, target, answers, keys, fitted)) =
                 largest_fitting(1, max, budget, |n| {
                     let (items, facts, question, target, answers, keys, frame) = build(n)?;
                     let fitted = render_facts(tok, &frame, &facts)?;
                     let len = fitted.length;
                     Ok(((items, facts, question, target, answers, keys, fitted), len))
                 })?;
+            // `maximum_length` refuses such lengths up front; never write a short row.
+            if n == max && budget - fitted.length > tolerance(budget) {
+                return Err(GenError::BadParams(format!(
+                    "a target of {} tokens cannot be reached: the longest list, {n} items, fills {} tokens",
+                    cell.length, fitted.length
+                )));
+            }
             (items, facts, question, target, answers, keys, fitted)
         };
         let target_tokens = tok.count(&target)?;
@@ -467,5 +618,142 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(s.render_parts(&items).2, "100 25 25 7");
+    }
+
+    fn params(digits: (u32, u32), words: bool, duplicates: bool) -> SortParams {
+        SortParams {
+            words,
+            digits,
+            duplicates,
+            descending: false,
+            output: SortOutput::Values,
+            items: None,
+            hidden: false,
+        }
+    }
+
+    fn run() -> Run {
+        Run {
+            haystack: None,
+            tokenizer: crate::Tokenizer::O200k,
+            template: crate::Template::compile(
+                "default.j2",
+                crate::templates::builtin("sort", "default").unwrap(),
+            )
+            .unwrap(),
+            seed: 1,
+            reserve: 0,
+        }
+    }
+
+    fn coords(params: &str) -> Coordinates<'_> {
+        Coordinates {
+            task: "sort",
+            params,
+            seed: 1,
+            length: 0,
+            depth: None,
+            sample: 0,
+        }
+    }
+
+    #[test]
+    fn distinct_items_are_counted_exactly() {
+        let count = |d, w| params(d, w, false).build().unwrap().distinct();
+        assert_eq!(count((1, 1), false), 10);
+        assert_eq!(count((2, 2), false), 90);
+        assert_eq!(count((1, 3), false), 1000);
+        assert_eq!(count((2, 3), false), 990);
+        assert_eq!(count((30, 30), false), 9 * 10u128.pow(29));
+        let words = params((1, 1), true, false).build().unwrap();
+        assert_eq!(words.distinct(), words.vocab.len() as u128);
+    }
+
+    /// Drawing every distinct item ends, with each item once (it used to give up after a
+    /// number of misses and return a short list).
+    #[test]
+    fn a_whole_item_space_can_be_drawn() {
+        for (digits, want) in [((1, 1), 10usize), ((1, 2), 100), ((2, 3), 990)] {
+            let sort = params(digits, false, false).build().unwrap();
+            let p = canonical_json(&sort.content_params());
+            let items = sort.items(want, &coords(&p));
+            let distinct: BTreeSet<u64> = items.iter().map(|i| i.parse().unwrap()).collect();
+            assert_eq!(distinct.len(), want, "{digits:?}");
+            let lowest = if digits.0 == 1 {
+                0
+            } else {
+                10u64.pow(digits.0 - 1)
+            };
+            assert_eq!(distinct.first(), Some(&lowest));
+            assert_eq!(distinct.last(), Some(&(10u64.pow(digits.1) - 1)));
+            // More is cut to the space, never looped on.
+            assert_eq!(sort.items(want + 5, &coords(&p)).len(), want);
+        }
+    }
+
+    /// Asking for more distinct items than exist is refused with the maximum; as many as exist
+    /// is fine (the limit used to be half the space).
+    #[test]
+    fn counts_beyond_the_space_are_refused() {
+        let with = |digits, items, hidden| SortParams {
+            items,
+            hidden,
+            ..params(digits, false, false)
+        };
+        let e = with((1, 1), Some(11), false).build().unwrap_err();
+        assert_eq!((e.param, e.value.as_str()), ("items", "11"));
+        assert!(e.expected.contains("at most 10"), "{}", e.expected);
+        assert!(with((1, 1), Some(10), false).build().is_ok());
+        assert!(with((1, 3), Some(1000), false).build().is_ok());
+        assert!(with((1, 3), Some(1001), false).build().is_err());
+        // Hidden items default to 20, which one digit cannot give without duplicates.
+        let e = with((1, 1), None, true).build().unwrap_err();
+        assert_eq!((e.param, e.value.as_str()), ("digits", "1"));
+        assert!(with((1, 1), Some(10), true).build().is_ok());
+        assert!(with((1, 2), None, true).build().is_ok());
+        let words = SortParams {
+            items: Some(100_000),
+            ..params((1, 1), true, false)
+        };
+        assert!(words.build().unwrap_err().expected.contains("duplicates"));
+    }
+
+    /// Lists that fill a length stop at the space without duplicates, and only at MAX_ITEMS
+    /// with them (they used to stop at the space either way: ten 1-digit items at any length).
+    #[test]
+    fn longest_lists_and_lengths() {
+        let run = run();
+        let exact = params((1, 3), false, false).build().unwrap();
+        assert_eq!(exact.max_items(), 1000);
+        let (longest, why) = exact.maximum_length(&run).unwrap().unwrap();
+        assert!(why.contains("1000 distinct"), "{why}");
+        let cell = |length| Cell {
+            length,
+            depth: None,
+            sample: 3,
+        };
+        let inst = exact.generate(&run, &cell(longest)).unwrap();
+        let budget = longest as usize;
+        assert!(inst.length as usize + tolerance(budget) >= budget);
+        let dup = params((1, 1), false, true).build().unwrap();
+        assert_eq!(dup.max_items(), MAX_ITEMS);
+        let (longest, _) = dup.maximum_length(&run).unwrap().unwrap();
+        assert!(longest > 50_000, "{longest}");
+        let inst = dup.generate(&run, &cell(4096)).unwrap();
+        assert!(
+            inst.length + 16 >= 4096 && inst.length <= 4096,
+            "{}",
+            inst.length
+        );
+        let fixed = SortParams {
+            items: Some(5),
+            ..params((1, 3), false, false)
+        };
+        assert!(fixed
+            .build()
+            .unwrap()
+            .maximum_length(&run)
+            .unwrap()
+            .is_none());
     }
 }
