@@ -614,6 +614,8 @@ fn a_ruler_export_leaves_the_dataset_verifiable() {
     std::fs::write(Path::new(&out).join("ruler/extra.jsonl"), "{}\n").unwrap();
     let res = gen(&["verify", &out, "-q"]);
     assert_eq!(res.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&res.stdout).contains("ruler/extra.jsonl")
-        || String::from_utf8_lossy(&res.stderr).contains("ruler/extra.jsonl"));
+    assert!(
+        String::from_utf8_lossy(&res.stdout).contains("ruler/extra.jsonl")
+            || String::from_utf8_lossy(&res.stderr).contains("ruler/extra.jsonl")
+    );
 }

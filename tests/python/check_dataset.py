@@ -241,15 +241,6 @@ def check_lengths_all(parent):
         if tok in ("words", "chars"):
             skipped += 1  # no reference implementation to compare with
             continue
-        options = recipe["options"]
-        if options["task"] == "needlechain" and not options["diluted"] and options["chain"] is None:
-            # Known defect, left for the format-2 change: chain sizes are not monotone in
-            # tokens (names switch to full names past the first-name list), so the largest
-            # fitting chain can fall short of the tolerance. Lengths are still exact (checked
-            # in Rust by tests/roundtrip.rs).
-            print(f"skipped {name}: undiluted needlechain (known: largest chain not monotone)")
-            skipped += 1
-            continue
         chat = recipe.get("chat_template")
         check_lengths(directory, tok if tok.endswith(".json") else None,
                       os.path.dirname(chat) if chat else None)

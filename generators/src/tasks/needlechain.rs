@@ -27,6 +27,9 @@ const SURNAMES: &str = include_str!("../../haystacks/vocab/surnames.txt");
 
 /// Answer budget: the answer is one number or one name.
 pub const MAX_NEW_TOKENS: u32 = 32;
+
+/// The start of the model's answer, read right after the prompt.
+const ANSWER_PREFIX: &str = "Answer:";
 /// Largest exponent of 2 between the smallest and the largest amount of a salary chain.
 pub const MAX_EXPONENT: u32 = 12;
 /// Longest chain `--len` may pick, and the most facts `--chain` takes: enough to fill the
@@ -374,7 +377,7 @@ impl NeedleChain {
         people.sort_unstable();
         let mut vars = vars([("question", &question), ("kind", self.params.kind.as_str())]);
         vars.insert("people", json!(people));
-        let frame = run.template.frame(&vars)?;
+        let frame = run.frame(&vars, ANSWER_PREFIX)?;
         Ok(Built {
             chain,
             order,
@@ -492,7 +495,7 @@ impl Task for NeedleChain {
         }) as usize;
         let built = self.build(k, &coords, run)?;
         let fitted = render_facts(&run.tokenizer, &built.frame, &built.facts)?;
-        Ok((fitted.length as u64 * 11).div_ceil(10) + 16 + run.reserve)
+        Ok((fitted.prompt_tokens as u64 * 11).div_ceil(10) + 16 + run.reserve)
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
@@ -530,10 +533,10 @@ impl Task for NeedleChain {
         } else if let Some(k) = self.params.chain {
             let built = self.build(k as usize, &coords, run)?;
             let fitted = render_facts(tok, &built.frame, &built.facts)?;
-            if fitted.length > budget {
+            if fitted.prompt_tokens > budget {
                 return Err(GenError::TooShort {
                     budget,
-                    needed: fitted.length,
+                    needed: fitted.prompt_tokens,
                 });
             }
             (built, fitted)
@@ -543,14 +546,14 @@ impl Task for NeedleChain {
                 largest_fitting_size(self.min_chain() as usize, max, budget, |k| {
                     let built = self.build(k, &coords, run)?;
                     let fitted = render_facts(tok, &built.frame, &built.facts)?;
-                    let len = fitted.length;
+                    let len = fitted.prompt_tokens;
                     Ok(((built, fitted), len))
                 })?;
             let fitted = self.reword_to_fill(&mut built, fitted, run, budget)?;
-            if k == max && budget - fitted.length > tolerance(budget) {
+            if k == max && budget - fitted.prompt_tokens > tolerance(budget) {
                 return Err(GenError::BadParams(format!(
                     "a target of {} tokens cannot be reached: a needlechain of at most {MAX_CHAIN} facts fills {} of its {budget}-token budget",
-                    cell.length, fitted.length
+                    cell.length, fitted.prompt_tokens
                 )));
             }
             (built, fitted)
@@ -584,11 +587,12 @@ impl Task for NeedleChain {
         Ok(Instance {
             input: fitted.input,
             question: built.question,
-            answer_prefix: "Answer:".into(),
+            answer_prefix: ANSWER_PREFIX.into(),
             target: built.target.clone(),
             answers: vec![built.target],
             metric: Metric::Exact,
             length: fitted.length as u64,
+            prompt_tokens: fitted.prompt_tokens as u64,
             needle_offsets: fitted.needle_offsets,
             needle_depths: fitted.needle_depths,
             params: canonical_json(&params),
@@ -644,6 +648,7 @@ mod tests {
             .unwrap(),
             seed: 3,
             reserve: 32,
+            reader: Default::default(),
         }
     }
 
@@ -694,7 +699,7 @@ mod tests {
                     values.iter().sum()
                 };
                 assert_eq!(inst.target, want.to_string(), "{order} {question}");
-                assert!(inst.length <= 2048 - 32);
+                assert!(inst.prompt_tokens <= 2048 - 32);
                 assert!(chain.len() > 20, "{}", chain.len());
                 assert_eq!(
                     inst.length as usize,
@@ -829,7 +834,7 @@ mod tests {
                     };
                     let inst = task.generate(&run, &cell).unwrap();
                     let budget = length as usize - 32;
-                    let got = inst.length as usize;
+                    let got = inst.prompt_tokens as usize;
                     assert!(
                         got <= budget && got + tolerance(budget) >= budget,
                         "{kind} {order} at {length}, sample {sample}: {got} of {budget}"

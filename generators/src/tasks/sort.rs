@@ -21,6 +21,9 @@ const WORDS: &[&str] = &[
     include_str!("../../haystacks/vocab/key_adjectives.txt"),
 ];
 
+/// The start of the model's answer, read right after the prompt.
+const ANSWER_PREFIX: &str = "Sorted:";
+
 /// Most items `--len` may pick, and the most `--items` takes.
 pub const MAX_ITEMS: usize = 100_000;
 /// Items when a haystack is used without `--items`.
@@ -273,10 +276,13 @@ impl Sort {
 
     /// The template around a list, for `question`.
     fn frame(&self, run: &Run, question: &str) -> Result<crate::Frame, GenError> {
-        Ok(run.template.frame(&vars([
-            ("question", question),
-            ("hidden", if self.params.hidden { "yes" } else { "" }),
-        ]))?)
+        run.frame(
+            &vars([
+                ("question", question),
+                ("hidden", if self.params.hidden { "yes" } else { "" }),
+            ]),
+            ANSWER_PREFIX,
+        )
     }
 
     fn label(i: usize) -> String {
@@ -418,12 +424,17 @@ impl Task for Sort {
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
-        let frame = run.template.frame(&self.example_vars())?;
-        let n = run
-            .tokenizer
-            .count(&format!("{}{}", frame.prefix, frame.suffix))?;
+        let frame = run.frame(&self.example_vars(), ANSWER_PREFIX)?;
+        let n = frame.fixed_tokens(&run.tokenizer)?;
         let per_item = if self.params.hidden { 12 } else { 4 };
-        Ok((n + 32 + per_item * self.params.items.unwrap_or(1)) as u64 + run.reserve)
+        let items = self.params.items.unwrap_or(1);
+        // The answer budget: per row, the sorted list (a few tokens an item) and the slack.
+        let answer = if run.reserve > 0 {
+            run.reserve
+        } else {
+            (4 * items) as u64 + u64::from(crate::ANSWER_SLACK)
+        };
+        Ok((n + 32 + per_item * items) as u64 + answer)
     }
 
     fn maximum_length(&self, run: &Run) -> Result<Option<(u64, String)>, GenError> {
@@ -441,9 +452,11 @@ impl Task for Sort {
         };
         let n = self.max_items();
         let items = self.items(n, &coords);
-        let (facts, question, ..) = self.render_parts(&items);
+        let (facts, question, target, ..) = self.render_parts(&items);
         let frame = self.frame(run, &question)?;
-        let full = render_facts(&run.tokenizer, &frame, &facts)?.length;
+        // What the model reads and its answer budget, as every row is measured.
+        let full = render_facts(&run.tokenizer, &frame, &facts)?.prompt_tokens
+            + run.answer_tokens(&target)? as usize;
         // Every distinct item is the same set in any instance, so it fills the same length;
         // a list of MAX_ITEMS random items varies a little between instances: keep 1 % back.
         let every = !self.params.duplicates && self.distinct() <= MAX_ITEMS as u128;
@@ -462,14 +475,15 @@ impl Task for Sort {
         } else {
             format!("the longest list, {n} items, fills about {reach} tokens")
         };
-        Ok(Some((budget as u64 + run.reserve, why)))
+        Ok(Some((budget as u64, why)))
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let params = canonical_json(&self.content_params());
         let coords = run.coordinates("sort", &params, cell);
         let tok = &run.tokenizer;
-        let budget = cell.length.saturating_sub(run.reserve) as usize;
+        // What the model reads plus its answer budget fills the target length.
+        let total = cell.length as usize;
         // One item stream for every size tried: each list is a prefix of the longest drawn,
         // so a search draws each item once (near a small space's end, draws repeat a lot).
         let mut stream = ItemStream::new(&coords);
@@ -484,6 +498,7 @@ impl Task for Sort {
         let (items, _facts, question, target, answers, keys, fitted) = if self.params.hidden {
             let n = self.params.items.unwrap_or(HIDDEN_ITEMS);
             let (items, facts, question, target, answers, keys, frame) = build(n)?;
+            let budget = total.saturating_sub(run.answer_tokens(&target)? as usize);
             let haystack = run.required_haystack("hidden sort items")?;
             let mut placement = coords.rng(Stream::Placement);
             let first = cell.depth.unwrap_or(50.0);
@@ -507,33 +522,35 @@ impl Task for Sort {
             (items, facts, question, target, answers, keys, fitted)
         } else if let Some(n) = self.params.items {
             let (items, facts, question, target, answers, keys, frame) = build(n)?;
+            let budget = total.saturating_sub(run.answer_tokens(&target)? as usize);
             let fitted = render_facts(tok, &frame, &facts)?;
-            if cell.length > 0 && fitted.length > budget {
+            if cell.length > 0 && fitted.prompt_tokens > budget {
                 return Err(GenError::TooShort {
                     budget,
-                    needed: fitted.length,
+                    needed: fitted.prompt_tokens,
                 });
             }
             (items, facts, question, target, answers, keys, fitted)
         } else {
             let max = self.max_items();
             let (n, (items, facts, question, target, answers, keys, fitted)) =
-                largest_fitting(1, max, budget, |n| {
+                largest_fitting(1, max, total, |n| {
                     let (items, facts, question, target, answers, keys, frame) = build(n)?;
                     let fitted = render_facts(tok, &frame, &facts)?;
-                    let len = fitted.length;
+                    let len = fitted.prompt_tokens + run.answer_tokens(&target)? as usize;
                     Ok(((items, facts, question, target, answers, keys, fitted), len))
                 })?;
             // `maximum_length` refuses such lengths up front; never write a short row.
-            if n == max && budget - fitted.length > tolerance(budget) {
+            let filled = fitted.prompt_tokens + run.answer_tokens(&target)? as usize;
+            if n == max && total - filled > tolerance(total) {
                 return Err(GenError::BadParams(format!(
-                    "a target of {} tokens cannot be reached: the longest list, {n} items, fills {} tokens",
-                    cell.length, fitted.length
+                    "a target of {} tokens cannot be reached: the longest list, {n} items, fills {filled} tokens",
+                    cell.length
                 )));
             }
             (items, facts, question, target, answers, keys, fitted)
         };
-        let target_tokens = tok.count(&target)?;
+        let max_new_tokens = run.answer_tokens(&target)?;
         let mut p = self.content_params();
         p["items"] = json!(items);
         p["count"] = json!(items.len());
@@ -549,12 +566,13 @@ impl Task for Sort {
         Ok(Instance {
             input: fitted.input,
             question,
-            answer_prefix: "Sorted:".into(),
+            answer_prefix: ANSWER_PREFIX.into(),
             target,
             answers,
             metric: Metric::Exact,
-            max_new_tokens: (target_tokens + 16) as u32,
+            max_new_tokens,
             length: fitted.length as u64,
+            prompt_tokens: fitted.prompt_tokens as u64,
             needle_offsets: if self.params.hidden {
                 fitted.needle_offsets
             } else {

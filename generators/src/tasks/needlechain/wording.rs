@@ -90,7 +90,7 @@ impl NeedleChain {
     ) -> Result<Fitted, GenError> {
         let tok = &run.tokenizer;
         let tol = tolerance(budget);
-        if fitted.length > budget || budget - fitted.length <= tol {
+        if fitted.prompt_tokens > budget || budget - fitted.prompt_tokens <= tol {
             return Ok(fitted);
         }
         // Aim a few tokens inside the window, as `fit` does, so small boundary effects still fit.
@@ -99,8 +99,8 @@ impl NeedleChain {
         let mut visit: Vec<usize> = (0..built.facts.len()).collect();
         visit.sort_by_key(|&p| (built.chain.links[built.order[p]].form >> 32, p));
         let base = built.facts.clone();
-        let gap = (budget - fitted.length) as i64;
-        let start = fitted.length as i64;
+        let gap = (budget - fitted.prompt_tokens) as i64;
+        let start = fitted.prompt_tokens as i64;
         let mut best: (Fitted, Vec<String>) = (fitted, base.clone());
         // Tokens the whole count gave beyond the lines' estimate, at the last attempt.
         let mut error = 0i64;
@@ -138,12 +138,12 @@ impl NeedleChain {
                 break;
             }
             let again = render_facts(tok, &built.frame, &facts)?;
-            let length = again.length;
+            let length = again.prompt_tokens;
             error = length as i64 - (start + added);
-            if length <= budget && length > best.0.length {
+            if length <= budget && length > best.0.prompt_tokens {
                 best = (again, facts);
             }
-            if budget - best.0.length <= tol {
+            if budget - best.0.prompt_tokens <= tol {
                 break;
             }
         }
