@@ -839,7 +839,12 @@ mod tests {
                         got <= budget && got + tolerance(budget) >= budget,
                         "{kind} {order} at {length}, sample {sample}: {got} of {budget}"
                     );
-                    assert_eq!(got, run.tokenizer.count(&inst.input).unwrap());
+                    let read = format!("{}{}", inst.input, inst.answer_prefix);
+                    assert_eq!(got, run.tokenizer.count(&read).unwrap());
+                    assert_eq!(
+                        inst.length as usize,
+                        run.tokenizer.count(&inst.input).unwrap()
+                    );
                 }
             }
         }

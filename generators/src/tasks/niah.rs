@@ -502,11 +502,13 @@ mod tests {
                 inst.length as usize,
                 run.tokenizer.count(&inst.input).unwrap()
             );
+            // What the model reads (the prompt and the answer prefix) fills the budget.
             assert!(
-                inst.length <= 4096 - 128 && inst.length + 16 >= 4096 - 128,
+                inst.prompt_tokens <= 4096 - 128 && inst.prompt_tokens + 16 >= 4096 - 128,
                 "{}",
-                inst.length
+                inst.prompt_tokens
             );
+            assert!(inst.length < inst.prompt_tokens);
             assert_eq!(inst.needle_offsets.len(), (k * v) as usize);
             assert!(
                 (inst.needle_depths[0] - 30.0).abs() < 2.0,
