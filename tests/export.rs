@@ -498,7 +498,7 @@ fn ruler_layout_and_task_names() {
             assert_eq!(line["others"], serde_json::json!({"id": row.id}));
             assert_eq!(line["input"], row.input.as_str());
             assert_eq!(line["length"], row.length);
-            assert_eq!(line["length_w_model_temp"], row.length);
+            assert_eq!(line["length_w_model_temp"], row.prompt_tokens);
             assert_eq!(line["token_position_answer"], row.needle_offsets[0]);
             let outputs = if row.metric == "all" {
                 row.answers.clone()
@@ -559,46 +559,20 @@ fn ruler_layout_is_safe_from_chunk_merging() {
 /// it; `length` stays the count of `input`.
 #[test]
 fn ruler_length_with_template_reads_prompt_tokens_by_name() {
-    use arrow::array::{ArrayRef, Int64Array};
-    use arrow::datatypes::{DataType, Field, Schema};
-    use arrow::record_batch::RecordBatch;
-    use parquet::arrow::ArrowWriter;
-    use std::sync::Arc;
     let t = tmp();
     let dir = t.path().join("d");
     generate(
         dir.to_str().unwrap(),
         &["niah", "--len", "1k", "--samples", "3"],
     );
-    let file = common::parquet_files(&dir).remove(0);
-    let batches = read_batches(&file);
-    let mut fields: Vec<Field> = batches[0]
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    fields.push(Field::new("prompt_tokens", DataType::Int64, false));
-    let schema = Arc::new(Schema::new(fields));
-    let mut w =
-        ArrowWriter::try_new(std::fs::File::create(&file).unwrap(), schema.clone(), None).unwrap();
-    for b in &batches {
-        let length = common::parquet_read::Columns::new(b)
-            .i64s("length")
-            .unwrap();
-        let extra: Vec<i64> = (0..b.num_rows()).map(|i| length.value(i) + 9).collect();
-        let mut cols: Vec<ArrayRef> = b.columns().to_vec();
-        cols.push(Arc::new(Int64Array::from(extra)));
-        w.write(&RecordBatch::try_new(schema.clone(), cols).unwrap())
-            .unwrap();
-    }
-    w.close().unwrap();
     gen_ok(&["export", "ruler", dir.to_str().unwrap()]);
     let lines = jsonl(&dir.join("ruler/niah_single_2/validation.jsonl"));
     assert_eq!(lines.len(), 3);
     for (line, row) in lines.iter().zip(rows(&dir)) {
         assert_eq!(line["length"], row.length);
-        assert_eq!(line["length_w_model_temp"], row.length + 9);
+        // What the model reads: the input and the answer prefix, more than the input alone.
+        assert_eq!(line["length_w_model_temp"], row.prompt_tokens);
+        assert!(row.prompt_tokens > row.length);
     }
 }
 

@@ -282,8 +282,10 @@ fn deterministic_and_verifiable() {
     for r in rows(&out) {
         let depth = r.depth_percent.unwrap();
         if depth < 100.0 {
+            // Within max(2 points, one unit): a generated sentence is up to ~30 tokens of this
+            // ~900-token context.
             assert!(
-                (r.needle_depths[0] - depth).abs() < 2.0,
+                (r.needle_depths[0] - depth).abs() < 3.5,
                 "{} vs {depth}",
                 r.needle_depths[0]
             );

@@ -13,7 +13,7 @@ mod wording;
 
 use serde_json::json;
 
-use crate::fit::{fit, render_facts, tolerance, NeedleSpec};
+use crate::fit::{fit_placed, render_facts, tolerance, NeedleSpec, Placement};
 use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
@@ -527,7 +527,13 @@ impl Task for NeedleChain {
             let mut stream = haystack
                 .stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?
                 .with_screen(self.screen(&built.chain));
-            let fitted = fit(tok, &built.frame, &needles, &mut stream, budget)?;
+            // Facts keep their rendered order even where two share a gap or their nearest
+            // boundaries cross.
+            let place = Placement {
+                in_order: true,
+                window: None,
+            };
+            let fitted = fit_placed(tok, &built.frame, &needles, &mut stream, budget, place)?;
             screened = Some(stream.screened_units());
             (built, fitted)
         } else if let Some(k) = self.params.chain {
