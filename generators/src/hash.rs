@@ -197,5 +197,5 @@ mod tests {
         assert_eq!(h, GOLDEN);
     }
 
-    const GOLDEN: &str = "69a81ddc13d53c07b652dba466388941";
+    const GOLDEN: &str = "bbc72aefa75317f0d4d04db2e3bde45c";
 }

@@ -548,7 +548,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(h.hex(), "33b8f49907f5a821a28def2b4201c4d6");
+        assert_eq!(h.hex(), "8ef14c3b264c7598072adbcd7be5c4a9");
     }
 
     /// `sum` in filler at several depths and counts, hashed likewise.
@@ -572,7 +572,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(h.hex(), "7bf5054b54eab36602e24bf0e4af4b57");
+        assert_eq!(h.hex(), "7278f5c9ccc9c22bcdcecea2de6a08a9");
     }
 
     #[test]
