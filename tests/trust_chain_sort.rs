@@ -17,18 +17,20 @@ fn tolerance(budget: i64) -> i64 {
     (budget / 500).max(16)
 }
 
-/// Every row of `dir` is within tolerance below its budget (target minus `reserve`), and its
-/// recorded length is its real count.
-fn assert_filled(dir: &str, reserve: i64, what: &str) {
+/// Every row of `dir` fills its length within tolerance: what the model reads
+/// (`prompt_tokens`) plus its answer budget (`max_new_tokens`, per row or `--reserve`), and
+/// its recorded length is its real count. (`_reserve` is kept for the callers' readability:
+/// the row's own `max_new_tokens` is what counts.)
+fn assert_filled(dir: &str, _reserve: i64, what: &str) {
     let all = rows(Path::new(dir));
     assert!(!all.is_empty(), "{what}: no rows");
     for r in all {
-        let budget = r.target_length - reserve;
+        let budget = r.target_length - r.max_new_tokens;
         assert!(
-            r.length <= budget && r.length >= budget - tolerance(budget),
+            r.prompt_tokens <= budget && r.prompt_tokens >= budget - tolerance(budget),
             "{what}: {} tokens for a budget of {budget} ({} short, sample {})",
-            r.length,
-            budget - r.length,
+            r.prompt_tokens,
+            budget - r.prompt_tokens,
             r.sample_index
         );
         assert_eq!(
