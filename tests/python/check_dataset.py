@@ -1,7 +1,8 @@
 """Check needlework datasets with the reference tools, offline.
 
   check_dataset.py lengths DIR [--tokenizer-file tokenizer.json] [--chat-dir DIR]
-  check_dataset.py lengths-all PARENT   (every dataset under PARENT, each with its own tokenizer)
+  check_dataset.py lengths-all PARENT [--chat yes|no]   (every dataset under PARENT, each with
+      its own tokenizer; --chat no skips chat-template datasets, --chat yes checks only them)
       Every row's `length` must equal the reference count of `input`: OpenAI tiktoken for the
       built-in encodings (encode_ordinary), Hugging Face tokenizers for a tokenizer.json
       (encode(text, add_special_tokens=False)). Every `prompt_tokens` must equal the reference
@@ -227,7 +228,7 @@ def check_loaders(directory, config):
     print(f"ok: datasets, pyarrow and duckdb read {expected} rows of {config} (max length {mx})")
 
 
-def check_lengths_all(parent):
+def check_lengths_all(parent, chat_only=None):
     """Reference lengths for every dataset directly under `parent` (the randomized round trip's
     kept datasets), with each dataset's own tokenizer."""
     checked = skipped = 0
@@ -238,6 +239,10 @@ def check_lengths_all(parent):
             continue
         recipe = json.load(open(path))["recipe"]
         tok = recipe["tokenizer"]
+        # Chat-template datasets need transformers, checked in its own environment:
+        # --chat no leaves them to that pass, --chat yes checks only them.
+        if chat_only is not None and bool(recipe.get("chat_template")) != chat_only:
+            continue
         if tok in ("words", "chars"):
             skipped += 1  # no reference implementation to compare with
             continue
@@ -256,8 +261,9 @@ if __name__ == "__main__":
         tf = args[args.index("--tokenizer-file") + 1] if "--tokenizer-file" in args else None
         cd = args[args.index("--chat-dir") + 1] if "--chat-dir" in args else None
         check_lengths(args[1], tf, cd)
-    elif len(args) == 2 and args[0] == "lengths-all":
-        check_lengths_all(args[1])
+    elif len(args) in (2, 4) and args[0] == "lengths-all":
+        chat = None if len(args) == 2 else {"yes": True, "no": False}[args[3]]
+        check_lengths_all(args[1], chat)
     elif len(args) == 3 and args[0] == "loaders":
         check_loaders(args[1], args[2])
     elif args == ["prime-tiktoken"]:
