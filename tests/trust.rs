@@ -1239,3 +1239,54 @@ fn a_folder_that_cannot_be_read_is_reported() {
     }
     std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Key and value spaces that run out end in a clear refusal or in repeated distractors, never
+/// in an endless search (words give 3,599 key pairs; these hung before).
+#[test]
+fn used_up_key_spaces_never_hang() {
+    let t = tmp();
+    let out = out_arg(t.path(), "many");
+    assert_exit_2(
+        &[
+            "niah",
+            "--keys",
+            "1000",
+            "--values",
+            "4",
+            "--value-type",
+            "words",
+            "--len",
+            "128k",
+            "--out",
+            &out,
+        ],
+        "3,599 pairs",
+    );
+    assert!(!Path::new(&out).exists());
+    let out = out_arg(t.path(), "distractors");
+    generate(
+        &out,
+        &[
+            "niah",
+            "--haystack",
+            "needles",
+            "--key-type",
+            "words",
+            "--value-type",
+            "words",
+            "--len",
+            "32k",
+        ],
+    );
+    assert_verifies(&out);
+    for r in rows(Path::new(&out)) {
+        let key = r.params["needles"][0]["key"].as_str().unwrap().to_string();
+        let value = r.params["needles"][0]["value"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // The asked key is in its own needle and in the question, nowhere else.
+        assert_eq!(r.input.matches(&key).count(), 2, "{}", r.id);
+        assert_eq!(r.input.matches(&format!("{key} is {value}")).count(), 1);
+    }
+}

@@ -21,6 +21,9 @@ const KEY_NOUNS: &str = include_str!("../../haystacks/vocab/key_nouns.txt");
 /// RULER's answer budget for NIAH.
 pub const MAX_NEW_TOKENS: u32 = 128;
 
+/// Draws in a row that may all be taken before a space of keys or values counts as used up.
+const MAX_DRAWS: usize = 4096;
+
 choice! {
     /// What keys or values are made of.
     pub enum ItemType {
@@ -173,14 +176,18 @@ impl Niah {
         }
     }
 
-    /// A fresh item not yet in `used` (which it joins).
-    fn fresh(&self, kind: ItemType, rng: &mut Rng, used: &mut BTreeSet<String>) -> String {
-        loop {
+    /// A fresh item not yet in `used` (which it joins), or `None` when [`MAX_DRAWS`] draws in
+    /// a row were all taken.
+    fn fresh(&self, kind: ItemType, rng: &mut Rng, used: &mut BTreeSet<String>) -> Option<String> {
+        // Bounded: a space that is (nearly) used up (3,599 word pairs) ends the search
+        // instead of looping forever.
+        for _ in 0..MAX_DRAWS {
             let s = self.item(kind, rng);
             if used.insert(s.clone()) {
-                return s;
+                return Some(s);
             }
         }
+        None
     }
 
     /// What a haystack sentence must not mention: every key (the asked one too, even when
@@ -272,7 +279,7 @@ impl Niah {
     }
 
     /// Content of one instance: needles in record order, asked keys, gold values.
-    fn content(&self, cell: &Cell, seed: u64) -> Content {
+    fn content(&self, cell: &Cell, seed: u64) -> Result<Content, GenError> {
         let params = canonical_json(&self.content_params());
         let coords = Coordinates {
             task: "niah",
@@ -284,19 +291,33 @@ impl Niah {
         };
         let mut rng = coords.rng(Stream::Content);
         let mut used = BTreeSet::new();
+        let exhausted = || {
+            GenError::BadParams(format!(
+                "niah cannot draw {} distinct keys with {} values each: the {} and {} spaces are used up (words give 3,599 pairs; use --key-type or --value-type numbers or uuids, or fewer keys and values)",
+                self.params.keys, self.params.values, self.params.key_type, self.params.value_type
+            ))
+        };
         let keys: Vec<String> = (0..self.params.keys)
-            .map(|_| self.fresh(self.params.key_type, &mut rng, &mut used))
-            .collect();
+            .map(|_| {
+                self.fresh(self.params.key_type, &mut rng, &mut used)
+                    .ok_or_else(exhausted)
+            })
+            .collect::<Result<_, _>>()?;
         let values: Vec<Vec<String>> = keys
             .iter()
             .map(|_| {
                 (0..self.params.values)
-                    .map(|_| self.fresh(self.params.value_type, &mut rng, &mut used))
-                    .collect()
+                    .map(|_| {
+                        self.fresh(self.params.value_type, &mut rng, &mut used)
+                            .ok_or_else(exhausted)
+                    })
+                    .collect::<Result<_, _>>()
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         let asked: Vec<String> = if self.params.absent {
-            vec![self.fresh(self.params.key_type, &mut rng, &mut used)]
+            vec![self
+                .fresh(self.params.key_type, &mut rng, &mut used)
+                .ok_or_else(exhausted)?]
         } else {
             keys[..self.params.queries as usize].to_vec()
         };
@@ -309,7 +330,7 @@ impl Niah {
         }
         let mut placement = coords.rng(Stream::Placement);
         let depths = self.depths(cell.depth.unwrap_or(50.0), needles.len(), &mut placement);
-        Content {
+        Ok(Content {
             keys,
             values,
             asked,
@@ -317,7 +338,7 @@ impl Niah {
             depths,
             used,
             coords_key: coords.key(),
-        }
+        })
     }
 }
 
@@ -377,7 +398,7 @@ impl Task for Niah {
             depth: Some(50.0),
             sample: 0,
         };
-        let c = self.content(&cell, run.seed);
+        let c = self.content(&cell, run.seed)?;
         let (question, answer_prefix) = self.question(&c.asked);
         let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
         let tok = &run.tokenizer;
@@ -391,7 +412,7 @@ impl Task for Niah {
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
-        let c = self.content(cell, run.seed);
+        let c = self.content(cell, run.seed)?;
         let (question, answer_prefix) = self.question(&c.asked);
         let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
         let needle_specs: Vec<NeedleSpec> = c
@@ -408,10 +429,24 @@ impl Task for Niah {
         let haystack = run.required_haystack("niah")?;
         let distractor: Option<DistractorMaker<'_>> = if haystack.is_needles() {
             let mut used = c.used.clone();
+            let (mut made, mut again) = (Vec::new(), 0usize);
             Some(Box::new(move |rng: &mut Rng| {
                 let k = self.fresh(self.params.key_type, rng, &mut used);
                 let v = self.fresh(self.params.value_type, rng, &mut used);
-                Self::needle_sentence(&k, &v)
+                match (k, v) {
+                    (Some(k), Some(v)) => {
+                        let sentence = Self::needle_sentence(&k, &v);
+                        made.push(sentence.clone());
+                        sentence
+                    }
+                    // Keys or values used up: earlier distractors come round again (never a
+                    // needle's key, so the gold answer stays the only one).
+                    _ if !made.is_empty() => {
+                        again += 1;
+                        made[(again - 1) % made.len()].clone()
+                    }
+                    _ => "Nothing else about access codes is noted here.".to_string(),
+                }
             }))
         } else {
             None
