@@ -293,7 +293,7 @@ impl Niah {
         let mut used = BTreeSet::new();
         let exhausted = || {
             GenError::BadParams(format!(
-                "niah cannot draw {} distinct keys with {} values each: the {} and {} spaces are used up (words give 3,599 pairs; use --key-type or --value-type numbers or uuids, or fewer keys and values)",
+                "niah cannot draw {} distinct keys with {} values each: the {} and {} spaces are used up (words give 3,599 pairs; use a number or uuid key or value type, or fewer keys and values)",
                 self.params.keys, self.params.values, self.params.key_type, self.params.value_type
             ))
         };
