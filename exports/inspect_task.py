@@ -13,7 +13,7 @@ import os
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample, hf_dataset
-from inspect_ai.model import GenerateConfig
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -29,14 +29,25 @@ from inspect_ai.solver import TaskState, generate
 
 DATASET_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# The system message the dataset was made with (`--system`), sent as a system turn; None when
+# it has none. inspect_ai's model providers apply the model's own chat template to the turns.
+SYSTEM = @@SYSTEM@@
+
 @@METRICS@@
+
+
+def _turns(text):
+    if SYSTEM is None:
+        return text
+    return [ChatMessageSystem(content=SYSTEM), ChatMessageUser(content=text)]
 
 
 def record_to_sample(row):
     return Sample(
         id=row["id"],
-        # What lm-eval sends too: the input immediately followed by the answer prefix.
-        input=row["input"] + (row["answer_prefix"] or ""),
+        # What lm-eval sends too: the input immediately followed by the answer prefix (as the
+        # user turn, after the system turn when the dataset has one).
+        input=_turns(row["input"] + (row["answer_prefix"] or "")),
         target=row["target"],
         metadata={
             "metric": row["metric"],

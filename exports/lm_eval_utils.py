@@ -3,6 +3,18 @@
 # --- lm-evaluation-harness hooks (written by `gen export lm-eval`) ---------------------------
 
 
+_TURNS = []
+
+
+def doc_to_text(doc):
+    """The row's rendered chat (the dataset has a chat template; `gen_prefix` then adds the
+    answer prefix, so lm-eval sends the text `prompt_tokens` counts). Run without
+    --apply_chat_template: the template is already applied."""
+    if not _TURNS:
+        _TURNS.append(load_chat_turns(_os.path.dirname(_os.path.abspath(__file__))))
+    return turns_text(doc, _TURNS[0])
+
+
 def process_results(doc, results):
     """Score one row with its own metric, under `score` and under its length (RULER reports
     accuracy per length); rows with RULER's partial credit (metric all or any) report it under

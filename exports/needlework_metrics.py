@@ -18,7 +18,38 @@ fraction of gold items present (RULER's string_match_all; for `any`, 1 if one is
 RULER's cleaning of the prediction, with no echo rule; None for the other metrics.
 """
 
+import json as _json
+import os as _os
+
 ECHO_CHARS_PER_TOKEN = 8
+
+CHAT_TURNS_FILE = "chat_turns.jsonl"
+
+
+def load_chat_turns(directory):
+    """The rendered chat of each row up to the model's turn, by row id, from the
+    `chat_turns.jsonl` that `gen export` writes beside its files when the dataset was made with a
+    chat template (`gen` renders it as transformers does); None for a dataset without one."""
+    path = _os.path.join(directory, CHAT_TURNS_FILE)
+    if not _os.path.exists(path):
+        return None
+    turns = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            row = _json.loads(line)
+            turns[row["id"]] = row["text"]
+    return turns
+
+
+def turns_text(row, turns):
+    """What the model reads before the answer prefix: the row's rendered chat, or its input."""
+    return row["input"] if turns is None else turns[row["id"]]
+
+
+def model_text(row, turns):
+    """What the model reads, the text `prompt_tokens` counts: `turns_text` then the answer
+    prefix."""
+    return turns_text(row, turns) + (row["answer_prefix"] or "")
 
 
 def echo_limit(target, max_new_tokens, input_chars):

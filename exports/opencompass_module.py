@@ -32,10 +32,15 @@ KEPT_COLUMNS = [
 ]
 
 
+# The rendered chat of each row when the dataset has a chat template (written beside this file).
+TURNS = load_chat_turns(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _prepare(row):
-    # What lm-eval sends: the input immediately followed by the answer prefix.
+    # What lm-eval sends: the input (inside the dataset's chat template, if it has one)
+    # immediately followed by the answer prefix.
     return {
-        "prompt": row["input"] + (row["answer_prefix"] or ""),
+        "prompt": model_text(row, TURNS),
         "input_chars": len(row["input"]),
     }
 

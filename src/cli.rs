@@ -296,6 +296,9 @@ pub struct ExportArgs {
     /// default: the directory's name, made plain).
     #[arg(long)]
     pub name: Option<String>,
+    /// The chat template file the dataset was made with, if it moved.
+    #[arg(long)]
+    pub chat_template: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -323,6 +326,13 @@ pub struct ScoreArgs {
 pub struct InspectArgs {
     /// A dataset directory or one Parquet file.
     pub path: PathBuf,
+    /// Print what the model reads, one JSON line per row ({"config", "id", "prompt"}): the
+    /// input inside the dataset's chat template, then the answer prefix (a dataset directory).
+    #[arg(long)]
+    pub prompts: bool,
+    /// The chat template file the dataset was made with, if it moved (with --prompts).
+    #[arg(long)]
+    pub chat_template: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,8 @@
 //! with the row's own metric (`exports/needlework_metrics.py`, the Python twin of
 //! `generators/src/scoring.rs`) and reports RULER's partial credit beside it where the row has
 //! one; every export sends the model the row's `input` immediately followed by its
-//! `answer_prefix`.
+//! `answer_prefix`, the `input` inside the dataset's chat template when it has one
+//! ([`prompts`]: lm-eval, OpenCompass and RULER send the rendered chat; inspect_ai sends turns).
 //!
 //! Names are made unique per dataset (from the directory's name, or `--name`), so that two
 //! exported datasets can run side by side: lm-eval groups, tasks and modules, OpenCompass
@@ -23,7 +24,9 @@ use serde_json::Value;
 
 use crate::manifest::Manifest;
 use crate::parquet_read::{Columns, ParquetFile};
+use crate::prompts;
 use crate::usage::usage;
+use needlework_generators::chat::Reader;
 
 mod lm_eval;
 mod opencompass;
@@ -286,7 +289,7 @@ fn dataset_name(dir: &Path, given: Option<&str>) -> Result<String> {
     })
 }
 
-fn inspect(out: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<()> {
+fn inspect(out: &Path, m: &Manifest, infos: &[ConfigInfo], reader: &Reader) -> Result<()> {
     let mut tasks = String::new();
     for info in infos {
         let split = info.eval_split();
@@ -299,10 +302,15 @@ fn inspect(out: &Path, m: &Manifest, infos: &[ConfigInfo]) -> Result<()> {
             ruler = if info.ruler { "True" } else { "False" },
         ));
     }
+    let system = match (&reader.chat, &reader.system) {
+        (Some(_), Some(text)) => literal(text),
+        _ => "None".to_string(),
+    };
     let text = fill(
         INSPECT_PY,
         &[
             ("@@HASH@@", &m.dataset_hash),
+            ("@@SYSTEM@@", &system),
             ("@@METRICS@@", METRICS_PY),
             ("@@TASKS@@", &tasks),
         ],
@@ -358,7 +366,12 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Write the files of `harness` into `<dir>/<harness folder>` and say how to run them.
-pub fn export(harness: &str, dir: &Path, name: Option<&str>) -> Result<()> {
+pub fn export(
+    harness: &str,
+    dir: &Path,
+    name: Option<&str>,
+    chat_override: Option<&String>,
+) -> Result<()> {
     if !HARNESSES.contains(&harness) {
         return Err(usage(format!(
             "invalid harness '{harness}': expected lm-eval, inspect, opencompass or ruler"
@@ -377,18 +390,24 @@ pub fn export(harness: &str, dir: &Path, name: Option<&str>) -> Result<()> {
     let m = Manifest::read(&dir)?;
     check_manifest(&m)?;
     let infos = config_infos(&dir, &m)?;
+    let reader = prompts::dataset_reader(&dir, &m, chat_override)?;
+    let chat = reader.chat.is_some();
     let prefix = format!("needlework_{name}");
     let folder = match harness {
         "lm-eval" => replace_folder(&dir, "lm_eval", |out| {
-            lm_eval::write(out, &dir, &m, &infos, &name)
+            prompts::write_chat_turns(out, &dir, &m, &reader)?;
+            lm_eval::write(out, &dir, &m, &infos, &name, chat)
         })?,
-        "inspect" => replace_folder(&dir, "inspect", |out| inspect(out, &m, &infos))?,
+        "inspect" => replace_folder(&dir, "inspect", |out| inspect(out, &m, &infos, &reader))?,
         "opencompass" => replace_folder(&dir, "opencompass", |out| {
+            prompts::write_chat_turns(out, &dir, &m, &reader)?;
             opencompass::write(out, &dir, &m, &infos, &name)
         })?,
         _ => {
             let names = ruler::names(&infos, &m);
-            let folder = replace_folder(&dir, "ruler", |out| ruler::write(out, &infos, &names))?;
+            let folder = replace_folder(&dir, "ruler", |out| {
+                ruler::write(out, &infos, &names, &reader)
+            })?;
             for (info, task) in infos.iter().zip(&names) {
                 let how = if ruler::RULER_TASKS.contains(&task.as_str()) {
                     "RULER's task"
@@ -409,6 +428,9 @@ pub fn export(harness: &str, dir: &Path, name: Option<&str>) -> Result<()> {
                 "run: lm_eval --model <model> --model_args <args> --include_path {} --tasks {prefix} --log_samples --output_path results",
                 folder.display()
             );
+            if chat {
+                println!("the chat template is already applied: run without --apply_chat_template");
+            }
             println!(
                 "per length: --tasks {prefix}_by_length (one task per config and length; --limit N then takes N rows of each length, where on {prefix} it takes the N shortest rows)"
             );

@@ -17,6 +17,7 @@ mod parquet_read;
 mod paths;
 mod prepare;
 mod progress;
+mod prompts;
 mod recipe;
 mod schema;
 mod score;
@@ -118,7 +119,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::Export(args) => {
-            export::export(&args.harness, &args.dir, args.name.as_deref())?;
+            export::export(
+                &args.harness,
+                &args.dir,
+                args.name.as_deref(),
+                args.chat_template.as_ref(),
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Score(args) => {
@@ -148,7 +154,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // inspected as such.
                 manifest::Manifest::read(&args.path)?;
             }
-            inspect::inspect(&args.path)?;
+            if args.prompts {
+                prompts::print_prompts(&args.path, args.chat_template.as_ref())?;
+            } else if args.chat_template.is_some() {
+                return Err(usage("--chat-template applies only with --prompts"));
+            } else {
+                inspect::inspect(&args.path)?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::List(args) => {

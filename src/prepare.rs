@@ -156,7 +156,15 @@ pub fn prepare_run(
 /// encoding would otherwise count `<|im_start|>` as six tokens of text).
 pub fn load_chat_template(path: &str, tok: &Tokenizer) -> Result<ChatTemplate> {
     let bytes = paths::read_input(Path::new(path), paths::MAX_TEMPLATE_BYTES, "chat template")?;
-    let chat = ChatTemplate::from_bytes(&bytes, path).map_err(usage)?;
+    // A model's chat_template.jinja is read with the tokenizer_config.json beside it (its
+    // bos_token and eos_token), as transformers reads them.
+    let config = Path::new(path)
+        .parent()
+        .map(|d| d.join("tokenizer_config.json"))
+        .filter(|c| !path.ends_with(".json") && c.is_file())
+        .map(|c| paths::read_input(&c, paths::MAX_TEMPLATE_BYTES, "tokenizer config"))
+        .transpose()?;
+    let chat = ChatTemplate::from_bytes_beside(&bytes, path, config.as_deref()).map_err(usage)?;
     if let Some(specials) = tok.builtin_specials() {
         let probe = chat.render(None, "x", true).map_err(usage)?;
         let mut markers: Vec<&str> = probe

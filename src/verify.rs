@@ -146,6 +146,51 @@ fn rebuild_run(r: &Recipe, task: &dyn Task, inputs: &InputOverrides, dir: &Path)
         dir,
         |p| load_template(task, p).map(|t| (t.content_hash.clone(), t)),
     )?;
+    let reader = chat_reader(r, &tokenizer, inputs.chat_template.as_ref(), dir)?;
+    Ok(Run {
+        tokenizer,
+        haystack,
+        template,
+        seed: r.seed,
+        reserve: r.reserve,
+        reader,
+    })
+}
+
+/// What the model of a dataset reads around each `input` (its chat template, checked against
+/// the recorded hash, and system message), for the commands that send or show model prompts:
+/// `gen inspect --prompts` and the exports. The tokenizer is loaded only when a chat template
+/// is recorded (its special tokens are checked against it, as when the dataset was made).
+pub fn recorded_reader(
+    r: &Recipe,
+    tokenizer_override: Option<&String>,
+    chat_override: Option<&String>,
+    dir: &Path,
+) -> Result<Reader> {
+    if r.chat_template.is_none() && chat_override.is_none() && r.system.is_none() {
+        return Ok(Reader::default());
+    }
+    let tokenizer = pick(
+        &Recorded {
+            what: "tokenizer",
+            name: &r.tokenizer,
+            id: &r.tokenizer_id,
+            builtin: &|n| Tokenizer::builtin(n).is_some(),
+        },
+        tokenizer_override,
+        dir,
+        |p| load_tokenizer(p).map(|t| (t.id(), t)),
+    )?;
+    chat_reader(r, &tokenizer, chat_override, dir)
+}
+
+/// The recorded chat template (found like the other inputs) and system message.
+fn chat_reader(
+    r: &Recipe,
+    tokenizer: &Tokenizer,
+    chat_override: Option<&String>,
+    dir: &Path,
+) -> Result<Reader> {
     let chat = match (&r.chat_template, &r.chat_template_hash) {
         (Some(name), Some(id)) => Some(pick(
             &Recorded {
@@ -154,11 +199,11 @@ fn rebuild_run(r: &Recipe, task: &dyn Task, inputs: &InputOverrides, dir: &Path)
                 id,
                 builtin: &|_| false,
             },
-            inputs.chat_template.as_ref(),
+            chat_override,
             dir,
-            |p| load_chat_template(p, &tokenizer).map(|c| (c.content_hash.clone(), c)),
+            |p| load_chat_template(p, tokenizer).map(|c| (c.content_hash.clone(), c)),
         )?),
-        (None, None) if inputs.chat_template.is_some() => {
+        (None, None) if chat_override.is_some() => {
             return Err(usage(format!(
                 "--chat-template does not apply: {} was made without a chat template",
                 dir.display()
@@ -176,16 +221,9 @@ fn rebuild_run(r: &Recipe, task: &dyn Task, inputs: &InputOverrides, dir: &Path)
             "the manifest's recipe has a system message but no chat template",
         ));
     }
-    Ok(Run {
-        tokenizer,
-        haystack,
-        template,
-        seed: r.seed,
-        reserve: r.reserve,
-        reader: Reader {
-            chat: chat.map(std::sync::Arc::new),
-            system: r.system.clone(),
-        },
+    Ok(Reader {
+        chat: chat.map(std::sync::Arc::new),
+        system: r.system.clone(),
     })
 }
 

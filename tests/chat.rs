@@ -8,6 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
+use needlework_generators::Tokenizer;
 
 fn chat_fixture(name: &str) -> String {
     fixture(&format!("chat/{name}"))
@@ -194,5 +195,161 @@ fn unusable_chat_templates_are_refused() {
         ],
         &out,
         "too short",
+    );
+}
+
+/// `gen inspect DIR --prompts`: one JSON line per row, by row id.
+fn shown_prompts(dir: &str) -> std::collections::BTreeMap<String, String> {
+    let out = gen_ok(&["inspect", dir, "--prompts"]);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["id"].as_str().unwrap().to_string(),
+                v["prompt"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_model_prompt_is_shown_and_exported_as_counted() {
+    let t = tmp();
+    let tok_path = fixture("chat/tokenizer.json");
+    let tok = Tokenizer::from_json_bytes(&std::fs::read(&tok_path).unwrap(), &tok_path).unwrap();
+    let chat = out_arg(t.path(), "chat");
+    let cfg = chat_fixture("tokenizer_config.json");
+    let recipe = [
+        "niah",
+        "--variant",
+        "multivalue",
+        "--len",
+        "1k,2k",
+        "--depths",
+        "2",
+    ];
+    let mut args = recipe.to_vec();
+    args.extend([
+        "--tokenizer",
+        &tok_path,
+        "--chat-template",
+        &cfg,
+        "--system",
+        "Be brief.",
+    ]);
+    generate(&chat, &args);
+    let shown = shown_prompts(&chat);
+    let rows = rows(Path::new(&chat));
+    assert_eq!(shown.len(), rows.len());
+    for row in &rows {
+        let prompt = &shown[&row.id];
+        // The template's system turn, the user turn holding the input, the model's turn opened
+        // and started with the answer prefix; counted with special tokens, it is prompt_tokens.
+        assert!(
+            prompt.starts_with("<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n")
+        );
+        assert!(prompt.contains(row.input.trim()), "{}", row.id);
+        let turn = format!("<|im_end|>\n<|im_start|>assistant\n{}", row.answer_prefix);
+        assert!(prompt.ends_with(&turn), "{}: {prompt:?}", row.id);
+        assert_eq!(
+            tok.count_special(prompt).unwrap() as i64,
+            row.prompt_tokens,
+            "{}",
+            row.id
+        );
+    }
+    // RULER sends `input` then `answer_prefix`: the export's input is the rendered chat.
+    gen_ok(&["export", "ruler", &chat]);
+    let ruler =
+        std::fs::read_to_string(Path::new(&chat).join("ruler/niah_multivalue/validation.jsonl"))
+            .unwrap();
+    let mut exported = 0;
+    for line in ruler.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let sent = format!(
+            "{}{}",
+            v["input"].as_str().unwrap(),
+            v["answer_prefix"].as_str().unwrap()
+        );
+        assert_eq!(sent, shown[v["others"]["id"].as_str().unwrap()]);
+        exported += 1;
+    }
+    assert_eq!(exported, rows.len());
+    // lm-eval and OpenCompass read the rendered chat from a file beside their code.
+    gen_ok(&["export", "lm-eval", &chat]);
+    let yaml = std::fs::read_to_string(
+        Path::new(&chat).join("lm_eval/needlework_chat_niah_multivalue.yaml"),
+    )
+    .unwrap();
+    assert!(yaml.contains("doc_to_text: !function needlework_chat_utils.doc_to_text"));
+    let turns = std::fs::read_to_string(Path::new(&chat).join("lm_eval/chat_turns.jsonl")).unwrap();
+    assert_eq!(turns.lines().count(), rows.len());
+
+    // Without a chat template the model reads the input then the answer prefix, and the
+    // exports send just that (no file of turns).
+    let plain = out_arg(t.path(), "plain");
+    generate(&plain, &recipe);
+    let shown = shown_prompts(&plain);
+    for row in rows_of(&plain) {
+        assert_eq!(
+            shown[&row.id],
+            format!("{}{}", row.input, row.answer_prefix)
+        );
+    }
+    gen_ok(&["export", "lm-eval", &plain]);
+    assert!(!Path::new(&plain).join("lm_eval/chat_turns.jsonl").exists());
+
+    // --prompts needs a dataset; --chat-template on inspect needs --prompts.
+    let file = parquet_files(Path::new(&plain)).remove(0);
+    let res = gen(&["inspect", file.to_str().unwrap(), "--prompts"]);
+    assert_eq!(res.status.code(), Some(2));
+    let res = gen(&["inspect", &plain, "--chat-template", &cfg]);
+    assert_eq!(res.status.code(), Some(2));
+}
+
+fn rows_of(dir: &str) -> Vec<TestRow> {
+    rows(Path::new(dir))
+}
+
+#[test]
+fn a_jinja_template_takes_the_special_tokens_beside_it() {
+    let t = tmp();
+    let tok_path = fixture("chat/tokenizer.json");
+    let beside = chat_fixture("chatml.jinja");
+    let alone = t.path().join("chatml.jinja");
+    std::fs::copy(&beside, &alone).unwrap();
+    let base = [
+        "babilong",
+        "--task",
+        "qa1",
+        "--len",
+        "1k",
+        "--tokenizer",
+        &tok_path,
+    ];
+    let mut prompts = Vec::new();
+    for (name, template) in [
+        ("beside", beside.as_str()),
+        ("alone", alone.to_str().unwrap()),
+    ] {
+        let out = out_arg(t.path(), name);
+        let mut args = base.to_vec();
+        args.extend(["--chat-template", template]);
+        generate(&out, &args);
+        assert!(gen(&["verify", &out, "-q"]).status.success());
+        prompts.push(shown_prompts(&out).into_values().next().unwrap());
+    }
+    // Beside tokenizer_config.json, {{ bos_token }} is its <s>; alone, there is none.
+    assert!(
+        prompts[0].starts_with("<s><|im_start|>system"),
+        "{}",
+        prompts[0]
+    );
+    assert!(
+        prompts[1].starts_with("<|im_start|>system"),
+        "{}",
+        prompts[1]
     );
 }

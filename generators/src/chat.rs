@@ -61,8 +61,20 @@ fn token_string(v: &serde_json::Value) -> String {
 impl ChatTemplate {
     /// From the bytes of a Hugging Face `tokenizer_config.json` (its `chat_template`, a string
     /// or a list of named templates, of which `default` is used, as `transformers` does) or of a
-    /// plain `.jinja` file (no special tokens then). The caller reads the file.
+    /// plain `.jinja` file (no special tokens then: see [`ChatTemplate::from_bytes_beside`]).
+    /// The caller reads the file.
     pub fn from_bytes(bytes: &[u8], label: &str) -> Result<ChatTemplate, ChatError> {
+        Self::from_bytes_beside(bytes, label, None)
+    }
+
+    /// As [`ChatTemplate::from_bytes`], where a plain `.jinja` file takes its special tokens
+    /// from `config`, the bytes of the `tokenizer_config.json` beside it (as `transformers`
+    /// loads a model's `chat_template.jinja` together with that file), if there is one.
+    pub fn from_bytes_beside(
+        bytes: &[u8],
+        label: &str,
+        config: Option<&[u8]>,
+    ) -> Result<ChatTemplate, ChatError> {
         let err = |reason: String| ChatError {
             label: label.to_string(),
             reason,
@@ -75,7 +87,21 @@ impl ChatTemplate {
                 .strip_prefix('{')
                 .is_some_and(|rest| rest.trim_start().starts_with(['"', '}']));
         if !looks_json {
-            return Self::compile(text, String::new(), String::new(), label);
+            let (bos, eos) = match config {
+                None => (String::new(), String::new()),
+                Some(config) => {
+                    let json: serde_json::Value = serde_json::from_slice(config).map_err(|e| {
+                        err(format!(
+                            "the tokenizer_config.json beside it is not valid JSON ({e})"
+                        ))
+                    })?;
+                    (
+                        token_string(&json["bos_token"]),
+                        token_string(&json["eos_token"]),
+                    )
+                }
+            };
+            return Self::compile(text, bos, eos, label);
         }
         let json: serde_json::Value =
             serde_json::from_str(text).map_err(|e| err(format!("it is not valid JSON ({e})")))?;
@@ -321,13 +347,19 @@ impl Reader {
     /// the assistant turn; without a template, `input` immediately followed by the prefix
     /// (what the lm-eval export sends).
     pub fn model_prompt(&self, input: &str, answer_prefix: &str) -> Result<String, ChatError> {
+        let mut text = self.turns(input)?;
+        text.push_str(answer_prefix);
+        Ok(text)
+    }
+
+    /// What the model reads before the answer prefix: the rendered chat up to the opening of
+    /// the model's turn, or `input` itself without a template. Exports send this followed by
+    /// the answer prefix, so that harnesses which append the prefix themselves (lm-eval's
+    /// `gen_prefix`, RULER's `answer_prefix`) send exactly [`Reader::model_prompt`].
+    pub fn turns(&self, input: &str) -> Result<String, ChatError> {
         match &self.chat {
-            Some(chat) => {
-                let mut text = chat.render(self.system.as_deref(), input, true)?;
-                text.push_str(answer_prefix);
-                Ok(text)
-            }
-            None => Ok(format!("{input}{answer_prefix}")),
+            Some(chat) => chat.render(self.system.as_deref(), input, true),
+            None => Ok(input.to_string()),
         }
     }
 }

@@ -30,6 +30,7 @@ fn lm_eval_yaml(
     hash: &str,
     utils: &str,
     name: &str,
+    chat: bool,
 ) -> Result<String> {
     let info = t.info;
     let mut data_files = String::new();
@@ -79,7 +80,7 @@ fn lm_eval_yaml(
          test_split: {split}\n\
          {process_docs}\
          output_type: generate_until\n\
-         doc_to_text: \"{{{{input}}}}\"\n\
+         doc_to_text: {doc_to_text}\n\
          doc_to_target: target\n\
          gen_prefix: answer_prefix\n\
          target_delimiter: \" \"\n\
@@ -89,6 +90,11 @@ fn lm_eval_yaml(
          repeats: 1\n\
          metadata:\n  version: 2.0\n",
         task = t.task,
+        doc_to_text = if chat {
+            format!("!function {utils}.doc_to_text")
+        } else {
+            "\"{{input}}\"".to_string()
+        },
         ruler_note = if info.ruler {
             "# `ruler` is RULER's partial credit: the fraction of gold items present, per row.\n"
         } else {
@@ -118,6 +124,7 @@ pub(super) fn write(
     m: &Manifest,
     infos: &[ConfigInfo],
     name: &str,
+    chat: bool,
 ) -> Result<()> {
     // Config and split names and the dataset name are plain identifiers and the hash is
     // hexadecimal (`check_manifest`, `dataset_name`); paths go in as literals only.
@@ -158,7 +165,7 @@ pub(super) fn write(
                     t.task
                 )));
             }
-            let yaml = lm_eval_yaml(t, dir, &m.dataset_hash, &utils, name)?;
+            let yaml = lm_eval_yaml(t, dir, &m.dataset_hash, &utils, name, chat)?;
             std::fs::write(out.join(format!("{}.yaml", t.task)), yaml)?;
             match t.length {
                 None => tasks.push(t.task.clone()),

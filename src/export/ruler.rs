@@ -7,6 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use needlework_generators::chat::Reader;
 use serde::Serialize;
 
 use super::ConfigInfo;
@@ -129,7 +130,9 @@ pub(super) fn names(infos: &[ConfigInfo], m: &Manifest) -> Vec<String> {
 struct RulerRow<'a> {
     /// Position in the file (RULER's prediction script resumes by it, so it is unique).
     index: u64,
-    input: &'a str,
+    /// The row's input, inside the dataset's chat template when it has one (RULER sends
+    /// `input` then `answer_prefix`, so it sends the text `prompt_tokens` counts).
+    input: std::borrow::Cow<'a, str>,
     /// The items RULER's string matching looks for: the gold items of `all`/`any` rows, else
     /// the target.
     outputs: Vec<String>,
@@ -161,7 +164,12 @@ const RULER_COLUMNS: [&str; 8] = [
     "needle_offsets",
 ];
 
-pub(super) fn write(out: &Path, infos: &[ConfigInfo], names: &[String]) -> Result<()> {
+pub(super) fn write(
+    out: &Path,
+    infos: &[ConfigInfo],
+    names: &[String],
+    reader: &Reader,
+) -> Result<()> {
     for (info, task) in infos.iter().zip(names) {
         let folder = out.join(task);
         std::fs::create_dir_all(&folder)?;
@@ -205,7 +213,15 @@ pub(super) fn write(out: &Path, infos: &[ConfigInfo], names: &[String]) -> Resul
                     };
                     let row = RulerRow {
                         index,
-                        input: input.value(i),
+                        input: if reader.chat.is_some() {
+                            std::borrow::Cow::Owned(
+                                reader
+                                    .turns(input.value(i))
+                                    .map_err(|e| anyhow::anyhow!("row {}: {e}", id.value(i)))?,
+                            )
+                        } else {
+                            std::borrow::Cow::Borrowed(input.value(i))
+                        },
                         outputs,
                         length: length.value(i),
                         length_w_model_temp: prompt_tokens

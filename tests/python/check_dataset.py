@@ -1,7 +1,7 @@
 """Check needlework datasets with the reference tools, offline.
 
-  check_dataset.py lengths DIR [--tokenizer-file tokenizer.json] [--chat-dir DIR]
-  check_dataset.py lengths-all PARENT [--chat yes|no]   (every dataset under PARENT, each with
+  check_dataset.py lengths DIR [--tokenizer-file tokenizer.json] [--chat-dir DIR] [--gen GEN]
+  check_dataset.py lengths-all PARENT [--chat yes|no] [--gen GEN]   (every dataset under PARENT, each with
       its own tokenizer; --chat no skips chat-template datasets, --chat yes checks only them)
       Every row's `length` must equal the reference count of `input`: OpenAI tiktoken for the
       built-in encodings (encode_ordinary), Hugging Face tokenizers for a tokenizer.json
@@ -9,6 +9,8 @@
       count of what the model reads: `input` + `answer_prefix`, or with a chat template the
       transformers rendering (apply_chat_template, add_generation_prompt=True) + answer_prefix
       counted with special tokens (--chat-dir holds tokenizer.json and tokenizer_config.json).
+      With --gen, `GEN inspect DIR --prompts` must print that model-side text for every row,
+      byte for byte.
       prompt_tokens + max_new_tokens must sit within the tolerance below target_length, and
       every needle must start at its recorded token offset.
   check_dataset.py loaders DIR CONFIG
@@ -27,6 +29,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -100,8 +103,21 @@ def needle_checks(row):
     return []
 
 
-def check_lengths(directory, tokenizer_file=None, chat_dir=None):
+def gen_prompts(gen, directory):
+    """`gen inspect DIR --prompts`: what gen says each row's model reads, by row id."""
+    out = subprocess.run([gen, "inspect", directory, "--prompts"], check=True,
+                         capture_output=True).stdout.decode("utf-8")
+    prompts = {}
+    for line in out.splitlines():
+        r = json.loads(line)
+        prompts[r["id"]] = r["prompt"]
+    return prompts
+
+
+def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
     checked = 0
+    # With --gen, the model-side prompt gen renders must equal the reference's byte for byte.
+    shown = gen_prompts(gen, directory) if gen else None
     encoders = {}
     chat = None
     if chat_dir is not None:
@@ -145,13 +161,27 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None):
                 fail("dataset uses a chat template: pass --chat-dir (tokenizer.json + tokenizer_config.json)")
             messages = ([{"role": "system", "content": recipe["system"]}] if recipe.get("system") else [])
             messages.append({"role": "user", "content": text})
-            prompt = chat.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            # A .jinja template is rendered with the special tokens of the tokenizer_config.json
+            # in --chat-dir, as transformers loads a model's chat_template.jinja.
+            source = None
+            if not recipe["chat_template"].endswith(".json"):
+                source = open(recipe["chat_template"], encoding="utf-8").read()
+            prompt = chat.apply_chat_template(messages, tokenize=False, add_generation_prompt=True,
+                                              chat_template=source)
             prompt += row["answer_prefix"]
             prompt_count = len(chat.encode(prompt, add_special_tokens=False))
         elif tok.startswith("hf:"):
-            prompt_count = len(encoders["hf"].encode(text + row["answer_prefix"], add_special_tokens=False).ids)
+            prompt = text + row["answer_prefix"]
+            prompt_count = len(encoders["hf"].encode(prompt, add_special_tokens=False).ids)
         else:
-            prompt_count = len(encoders[tok].encode_ordinary(text + row["answer_prefix"]))
+            prompt = text + row["answer_prefix"]
+            prompt_count = len(encoders[tok].encode_ordinary(prompt))
+        if shown is not None and shown.get(row["id"]) != prompt:
+            got = shown.get(row["id"])
+            at = next((i for i, (a, b) in enumerate(zip(got or "", prompt)) if a != b),
+                      min(len(got or ""), len(prompt)))
+            fail(f"row {row['id']}: gen inspect --prompts differs from the reference rendering at "
+                 f"character {at}: {(got or '')[at:at + 60]!r} vs {prompt[at:at + 60]!r}")
         if prompt_count != row["prompt_tokens"]:
             fail(f"row {row['id']}: prompt_tokens {row['prompt_tokens']} but reference count {prompt_count}")
         # The budget: what the model reads plus what it may write fits the length.
@@ -180,7 +210,10 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None):
         checked += 1
     if checked == 0:
         fail("no rows checked")
-    print(f"ok: {checked} rows of {directory}: lengths equal the reference tokenizer, within tolerance, needles at their offsets")
+    if shown is not None and len(shown) != checked:
+        fail(f"gen inspect --prompts printed {len(shown)} rows, the dataset has {checked}")
+    print(f"ok: {checked} rows of {directory}: lengths equal the reference tokenizer, within tolerance, needles at their offsets"
+          + ("; gen's model prompts equal the reference's byte for byte" if shown is not None else ""))
 
 
 def check_loaders(directory, config):
@@ -228,7 +261,7 @@ def check_loaders(directory, config):
     print(f"ok: datasets, pyarrow and duckdb read {expected} rows of {config} (max length {mx})")
 
 
-def check_lengths_all(parent, chat_only=None):
+def check_lengths_all(parent, chat_only=None, gen=None):
     """Reference lengths for every dataset directly under `parent` (the randomized round trip's
     kept datasets), with each dataset's own tokenizer."""
     checked = skipped = 0
@@ -248,7 +281,7 @@ def check_lengths_all(parent, chat_only=None):
             continue
         chat = recipe.get("chat_template")
         check_lengths(directory, tok if tok.endswith(".json") else None,
-                      os.path.dirname(chat) if chat else None)
+                      os.path.dirname(chat) if chat else None, gen)
         checked += 1
     if checked == 0:
         fail(f"no datasets checked under {parent}")
@@ -260,10 +293,12 @@ if __name__ == "__main__":
     if len(args) >= 2 and args[0] == "lengths":
         tf = args[args.index("--tokenizer-file") + 1] if "--tokenizer-file" in args else None
         cd = args[args.index("--chat-dir") + 1] if "--chat-dir" in args else None
-        check_lengths(args[1], tf, cd)
-    elif len(args) in (2, 4) and args[0] == "lengths-all":
-        chat = None if len(args) == 2 else {"yes": True, "no": False}[args[3]]
-        check_lengths_all(args[1], chat)
+        gen = args[args.index("--gen") + 1] if "--gen" in args else None
+        check_lengths(args[1], tf, cd, gen)
+    elif len(args) >= 2 and args[0] == "lengths-all":
+        chat = {"yes": True, "no": False}[args[args.index("--chat") + 1]] if "--chat" in args else None
+        gen = args[args.index("--gen") + 1] if "--gen" in args else None
+        check_lengths_all(args[1], chat, gen)
     elif len(args) == 3 and args[0] == "loaders":
         check_loaders(args[1], args[2])
     elif args == ["prime-tiktoken"]:

@@ -19,6 +19,11 @@
       lm-evaluation-harness finished each TASK on ROWS rows, in one results file, and reported
       `score`, per-length metrics for whole-config tasks, and `ruler` where the rows have it.
 
+  check_exports.py sent-prompts GEN DIR LM_SAMPLES_GLOB
+      What lm-eval logged as sent (the samples files matching the glob), RULER's input +
+      answer_prefix and the OpenCompass module's prompt equal `GEN inspect DIR --prompts`, the
+      text `prompt_tokens` counts (inside the chat template, for a chat dataset), byte for byte.
+
 The OpenCompass export is checked by check_opencompass.py (OpenCompass's own machinery, in a
 virtual environment of its own) and the RULER export by check_ruler.py.
 """
@@ -26,6 +31,7 @@ import glob
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 
 
@@ -189,12 +195,62 @@ def lm_eval_results(output_path, expected):
         print(f"ok: lm-evaluation-harness ran {task} on {n} rows: {shown}")
 
 
+def sent_prompts(gen, directory, lm_samples):
+    """What the harnesses send is what `prompt_tokens` counted: lm-eval's logged context (the
+    files matching the glob `lm_samples`, from a run of the dataset's lm-eval export), RULER's `input` + `answer_prefix` and
+    the OpenCompass module's `prompt` equal `gen inspect --prompts`, row by row, byte for byte."""
+    out = subprocess.run([gen, "inspect", directory, "--prompts"], check=True,
+                         capture_output=True).stdout.decode("utf-8")
+    want = {r["id"]: r["prompt"] for r in map(json.loads, out.splitlines())}
+    if not want:
+        fail(f"gen inspect --prompts printed nothing for {directory}")
+    seen = 0
+    for path in glob.glob(lm_samples, recursive=True):
+        for line in open(path, encoding="utf-8"):
+            sample = json.loads(line)
+            sent = sample["arguments"]["gen_args_0"]["arg_0"]
+            if sent != want.get(sample["doc"]["id"]):
+                fail(f"lm-eval sent another text for row {sample['doc']['id']}: {sent[:120]!r}")
+            seen += 1
+    if not 0 < seen <= len(want):
+        fail(f"lm-eval logged {seen} samples for {lm_samples}, the dataset has {len(want)} rows")
+    ruler = 0
+    for path in glob.glob(os.path.join(directory, "ruler", "*", "validation.jsonl")):
+        for line in open(path, encoding="utf-8"):
+            row = json.loads(line)
+            if row["input"] + row["answer_prefix"] != want[row["others"]["id"]]:
+                fail(f"RULER's input + answer_prefix is another text for row {row['others']['id']}")
+            ruler += 1
+    if ruler != len(want):
+        fail(f"the RULER export has {ruler} rows, the dataset has {len(want)}")
+    # The OpenCompass module's prompt, built without OpenCompass (its imports stubbed out).
+    import types
+    stubs = {"opencompass": None, "opencompass.datasets": None, "opencompass.datasets.base": "BaseDataset",
+             "opencompass.openicl": None, "opencompass.openicl.icl_evaluator": "BaseEvaluator"}
+    for name, cls in stubs.items():
+        module = sys.modules.setdefault(name, types.ModuleType(name))
+        if cls:
+            setattr(module, cls, type(cls, (), {}))
+    module_path = glob.glob(os.path.join(directory, "opencompass", "needlework_*_oc.py"))
+    if len(module_path) != 1:
+        fail(f"expected one OpenCompass module in {directory}/opencompass, found {module_path}")
+    oc = load_module(module_path[0], "needlework_oc_check")
+    compass = 0
+    for config, row in rows(directory):
+        if oc._prepare(row)["prompt"] != want[row["id"]]:
+            fail(f"the OpenCompass module's prompt is another text for row {row['id']}")
+        compass += 1
+    print(f"ok: lm-eval ({seen} rows), RULER ({ruler}) and OpenCompass ({compass}) send what gen counted, byte for byte")
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     if len(a) == 3 and a[0] == "predictions":
         write_predictions(a[1], a[2])
     elif len(a) >= 4 and len(a) % 2 == 0 and a[0] == "same-scores":
         same_scores(a[1], [(a[i], a[i + 1]) for i in range(2, len(a), 2)])
+    elif len(a) == 4 and a[0] == "sent-prompts":
+        sent_prompts(a[1], a[2], a[3])
     elif len(a) == 3 and a[0] == "inspect-gold":
         inspect_gold(a[1], a[2])
     elif len(a) >= 4 and len(a) % 2 == 0 and a[0] == "lm-eval-results":
