@@ -383,8 +383,10 @@ impl Task for Arith {
                     },
                 })
                 .collect();
-            // No haystack sentence may state one of the numbers, or read as a note to add one.
+            // No haystack sentence may state one of the numbers or the total (the answer would
+            // be given away), or read as a note to add one.
             let mut screen = Screen::new(numbers.iter().map(|n| decimal(n)));
+            screen.add(&decimal(&total));
             screen.add("the tally");
             let mut stream = haystack
                 .stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?
