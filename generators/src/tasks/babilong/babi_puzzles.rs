@@ -214,7 +214,8 @@ pub fn positions(names: &Names<'_>, rng: &mut Rng) -> Story {
     while chosen.len() < 3 {
         let c = rng.index(pool.len());
         let plain = !pool[c].0.contains(' ');
-        if !chosen.contains(&c) && !(plain && chosen.iter().any(|&x| pool[x].1 == pool[c].1)) {
+        let clash = plain && chosen.iter().any(|&x| pool[x].1 == pool[c].1);
+        if !chosen.contains(&c) && !clash {
             chosen.push(c);
         }
     }

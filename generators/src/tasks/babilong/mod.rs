@@ -15,6 +15,7 @@
 
 pub mod babi;
 pub mod babi_puzzles;
+mod babi_words;
 pub mod params;
 pub mod puzzles;
 pub mod questions;
