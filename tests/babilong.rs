@@ -205,7 +205,8 @@ fn thousands_of_stories_resolve() {
             _ => 4,
         };
         assert!(answers.len() >= min, "{qa}: {answers:?}");
-        if matches!(qa.as_str(), "qa6" | "qa9" | "qa10" | "qa17" | "qa18") {
+        // qa10 asks about a place drawn among all six, as bAbI does: mostly "no".
+        if matches!(qa.as_str(), "qa6" | "qa9" | "qa17" | "qa18") {
             let most = answers.values().max().unwrap();
             assert!(
                 *most < 330 * 3 / 4,
@@ -353,7 +354,7 @@ fn bad_input_is_refused() {
         vec!["--fact-window", "40"],
         vec!["--fact-window", "40..60", "--depths", "10"],
         vec!["--len", "0", "--depths", "50"],
-        vec!["--task", "qa3", "--len", "1k"],
+        vec!["--task", "qa3", "--facts", "200..228", "--len", "1k"],
         vec!["--haystack", "none"],
     ] {
         let mut all = vec!["babilong"];

@@ -211,6 +211,20 @@ pub fn solve(p: &Value) -> Vec<String> {
     }
     if let Some(relations) = p["relations"].as_array() {
         let dir = s(&q["direction"]);
+        // Each fact read both ways: "a is north of b" is "b is south of a".
+        let opposite = |d: &str| match d {
+            "north" => "south",
+            "south" => "north",
+            "east" => "west",
+            _ => "east",
+        };
+        let relations: Vec<Value> = relations
+            .iter()
+            .flat_map(|r| {
+                let back = serde_json::json!({"location": r["of"], "direction": opposite(&s(&r["direction"])), "of": r["location"]});
+                [r.clone(), back]
+            })
+            .collect();
         let found: Vec<String> = relations
             .iter()
             .filter(|r| s(&r["direction"]) == dir)
@@ -241,7 +255,25 @@ pub fn solve(p: &Value) -> Vec<String> {
                 if e["negated"] == Value::Bool(true) {
                     whereabouts.insert(actor, Whereabouts::Not(l));
                 } else if let Some(b) = e["either"].as_str() {
-                    whereabouts.insert(actor, Whereabouts::Either(l, b.to_string()));
+                    // bAbI reads "either l or b" against what it knew: a known place among the
+                    // two stays known; after another "either", a place ruled out leaves one.
+                    let b = b.to_string();
+                    let now = match whereabouts.get(&actor) {
+                        // bAbI: a known place other than the two rules the first out, so
+                        // the second is where the actor is.
+                        Some(Whereabouts::At(x)) if *x == l => Whereabouts::At(x.clone()),
+                        Some(Whereabouts::At(_)) => Whereabouts::At(b.clone()),
+                        Some(Whereabouts::Either(c, d)) => {
+                            let (li, bi) = (*c == l || *d == l, *c == b || *d == b);
+                            match (li, bi) {
+                                (true, true) => Whereabouts::Either(l, b),
+                                (true, false) => Whereabouts::At(l),
+                                _ => Whereabouts::At(b),
+                            }
+                        }
+                        _ => Whereabouts::Either(l, b),
+                    };
+                    whereabouts.insert(actor, now);
                 } else {
                     let mut who = vec![actor];
                     if let Some(c) = e["conj"].as_str() {
@@ -257,34 +289,41 @@ pub fn solve(p: &Value) -> Vec<String> {
             }
             "get" => {
                 let o = s(&e["object"]);
-                if let Some(l) = lies.get(&o) {
-                    assert_eq!(
-                        place_of(&whereabouts, &actor).as_ref(),
-                        Some(l),
-                        "get where the object is: {p}"
-                    );
+                if let (Some(l), Some(at)) = (lies.get(&o), place_of(&whereabouts, &actor)) {
+                    assert_eq!(&at, l, "get where the object is: {p}");
                 }
                 assert!(!holder.contains_key(&o), "nobody holds what is got");
                 holder.insert(o.clone(), actor.clone());
                 held.entry(actor.clone()).or_default().push(o.clone());
-                let l = place_of(&whereabouts, &actor).expect("actors act where the reader knows");
-                trail.entry(o).or_default().push(l);
+                // bAbI's actors may act before the story places them: then no trail yet.
+                if let Some(l) = place_of(&whereabouts, &actor) {
+                    trail.entry(o).or_default().push(l);
+                }
             }
             "drop" => {
                 let o = s(&e["object"]);
                 assert_eq!(holder.remove(&o), Some(actor.clone()), "drop needs holding");
                 held.get_mut(&actor).unwrap().retain(|x| *x != o);
-                lies.insert(o, place_of(&whereabouts, &actor).unwrap());
+                match place_of(&whereabouts, &actor) {
+                    Some(l) => lies.insert(o, l),
+                    None => lies.remove(&o),
+                };
             }
             "give" => {
                 let (o, r) = (s(&e["object"]), s(&e["recipient"]));
                 assert_eq!(holder.get(&o), Some(&actor), "give needs holding");
                 assert_ne!(actor, r);
-                assert_eq!(
-                    place_of(&whereabouts, &actor),
-                    place_of(&whereabouts, &r),
-                    "give needs both in one place"
-                );
+                // One in the same place as the other: a reader learns where from either.
+                match (place_of(&whereabouts, &actor), place_of(&whereabouts, &r)) {
+                    (Some(a), Some(b)) => assert_eq!(a, b, "give needs both in one place"),
+                    (Some(a), None) => {
+                        whereabouts.insert(r.clone(), Whereabouts::At(a));
+                    }
+                    (None, Some(b)) => {
+                        whereabouts.insert(actor.clone(), Whereabouts::At(b));
+                    }
+                    (None, None) => {}
+                }
                 holder.insert(o.clone(), r.clone());
                 held.get_mut(&actor).unwrap().retain(|x| *x != o);
                 held.entry(r.clone()).or_default().push(o.clone());

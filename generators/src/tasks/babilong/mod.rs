@@ -13,6 +13,9 @@
 //! [`world`] with their question from [`questions`], the fixed-shape ones from [`puzzles`], and
 //! [`render`] words the facts.
 
+pub mod babi;
+pub mod babi_puzzles;
+mod babi_words;
 pub mod params;
 pub mod puzzles;
 pub mod questions;
@@ -23,6 +26,8 @@ pub mod world;
 
 #[cfg(test)]
 mod fingerprint;
+#[cfg(test)]
+mod rules_tests;
 
 use serde_json::{json, Value};
 
@@ -53,6 +58,15 @@ pub const CLASSIC_ACTORS: [(&str, bool); 4] = [
     ("Sandra", false),
     ("Daniel", true),
 ];
+/// bAbI's actors of qa14 (time reasoning).
+pub const TIME_ACTORS: [(&str, bool); 4] = [
+    ("Bill", true),
+    ("Fred", true),
+    ("Julie", false),
+    ("Mary", false),
+];
+/// bAbI's places of qa14, which BABILong's scorer expects for its answers.
+pub const TIME_PLACES: [&str; 6] = ["bedroom", "cinema", "kitchen", "office", "park", "school"];
 /// bAbI's actors of qa5 (three-argument relations).
 pub const CLASSIC_GIVERS: [(&str, bool); 4] = [
     ("Bill", true),
@@ -81,6 +95,9 @@ pub struct Babilong {
     pub vocab: Vocabulary,
     /// Story sizes (facts), inclusive.
     pub facts: (u32, u32),
+    /// Whether story sizes are bAbI's own (no `facts` asked for): then every story follows
+    /// bAbI's procedure for the task, question timing included.
+    pub babi_sizes: bool,
     /// Depth window (percent) the facts stay in.
     pub window: (f64, f64),
     /// The rules of task `qa`.
@@ -164,7 +181,7 @@ impl Babilong {
     fn checked(
         qa: u8,
         vocab: Vocabulary,
-        facts: (u32, u32),
+        facts: Option<(u32, u32)>,
         window: (f64, f64),
     ) -> Result<Self, ParamError> {
         let spec = spec::find(qa).ok_or_else(|| {
@@ -184,7 +201,8 @@ impl Babilong {
         Ok(Babilong {
             qa,
             vocab,
-            facts,
+            facts: facts.unwrap_or(spec.default_facts),
+            babi_sizes: facts.is_none(),
             window,
             spec,
             fresh_actors,
@@ -271,9 +289,23 @@ impl Babilong {
         json!({
             "task": format!("qa{}", self.qa),
             "vocab": self.vocab.as_str(),
-            "facts": [self.facts.0, self.facts.1],
+            "facts": if self.babi_sizes { json!("babi") } else { json!([self.facts.0, self.facts.1]) },
             "fact_window": [self.window.0, self.window.1],
         })
+    }
+
+    /// Where rows depart from bAbI's rules because the user asked: `facts` (story sizes
+    /// chosen, so walk stories come from our own walk rather than bAbI's question timing) and
+    /// `vocab` (fresh names in bAbI's roles).
+    fn departures(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if !self.babi_sizes {
+            out.push("facts");
+        }
+        if self.vocab == Vocabulary::Fresh {
+            out.push("vocab");
+        }
+        out
     }
 
     fn vocab(&self, rng: &mut Rng) -> Vocab {
@@ -286,21 +318,29 @@ impl Babilong {
                     .iter()
                     .map(|&(n, he)| (n.to_string(), he))
                     .collect(),
-                places: own(&CLASSIC_PLACES),
+                places: own(self.spec.classic_places),
                 objects: own(&CLASSIC_OBJECTS),
             },
             Vocabulary::Fresh => {
-                // Two of each pronoun, so coreference stories have both.
+                // As many of each pronoun as bAbI's cast of the task, in its order.
                 let he: Vec<_> = self.fresh_actors.iter().filter(|a| a.1).collect();
                 let she: Vec<_> = self.fresh_actors.iter().filter(|a| !a.1).collect();
-                let mut actors: Vec<(String, bool)> = Vec::new();
-                for i in rng.sample_indices(he.len(), 2) {
-                    actors.push((he[i].0.to_string(), true));
-                }
-                for i in rng.sample_indices(she.len(), 2) {
-                    actors.push((she[i].0.to_string(), false));
-                }
-                rng.shuffle(&mut actors);
+                let cast = self.spec.classic_actors;
+                let hes = cast.iter().filter(|a| a.1).count();
+                let mut his = rng.sample_indices(he.len(), hes).into_iter();
+                let mut hers = rng.sample_indices(she.len(), cast.len() - hes).into_iter();
+                let actors: Vec<(String, bool)> = cast
+                    .iter()
+                    .map(|a| {
+                        let (list, i) = if a.1 {
+                            (&he, his.next())
+                        } else {
+                            (&she, hers.next())
+                        };
+                        let name = list[i.expect("one name per cast member")].0;
+                        (name.to_string(), a.1)
+                    })
+                    .collect();
                 let pick = |list: &[&'static str], k: usize, rng: &mut Rng| -> Vec<String> {
                     rng.sample_indices(list.len(), k)
                         .into_iter()
@@ -309,7 +349,7 @@ impl Babilong {
                 };
                 Vocab {
                     actors,
-                    places: pick(&self.fresh_places, CLASSIC_PLACES.len(), rng),
+                    places: pick(&self.fresh_places, self.spec.classic_places.len(), rng),
                     objects: pick(&self.fresh_objects, CLASSIC_OBJECTS.len(), rng),
                 }
             }
@@ -333,9 +373,11 @@ impl Babilong {
         let vocab = self.vocab(&mut names);
         let mut rng = coords.rng(Stream::Content);
         let (lo, hi) = self.facts;
-        // More weight on short stories, as in bAbI (the minimum of two uniform draws).
-        let span = u64::from(hi - lo) + 1;
-        let n = (u64::from(lo) + rng.below(span).min(rng.below(span))) as usize;
+        // Sizes asked for: more weight on short stories (the minimum of two uniform draws).
+        let n = (!self.babi_sizes).then(|| {
+            let span = u64::from(hi - lo) + 1;
+            (u64::from(lo) + rng.below(span).min(rng.below(span))) as usize
+        });
         let spec = self.spec;
         let mut story = match spec.plot {
             Plot::Puzzle(make) => {
@@ -346,7 +388,23 @@ impl Babilong {
                 };
                 make(&names, &mut rng)
             }
+            Plot::Walk { .. } if n.is_none() => {
+                let (events, asked) = babi::story(self.qa, &vocab, &mut rng);
+                Story {
+                    facts: events.iter().map(|e| render_event(e, &vocab)).collect(),
+                    data_key: "events",
+                    data: events_json(&events, &vocab),
+                    events,
+                    labels: Vec::new(),
+                    query: asked.query,
+                    question: asked.question,
+                    answers: asked.answers,
+                    supporting: asked.supporting,
+                    vocab,
+                }
+            }
             Plot::Walk { events, question } => {
+                let n = n.unwrap_or(0);
                 let Some(walked) = walk::walk(events, question, &vocab, n, &mut rng)? else {
                     return Err(GenError::Internal(format!(
                         "qa{}: no answerable story of {n} facts in {} draws",
@@ -369,7 +427,7 @@ impl Babilong {
                 }
             }
         };
-        if story.facts.len() != n {
+        if let Some(n) = n.filter(|&n| story.facts.len() != n) {
             return Err(GenError::Internal(format!(
                 "qa{}: a story of {} facts where {n} were asked for",
                 self.qa,
@@ -559,6 +617,7 @@ impl Task for Babilong {
         params["query"] = story.query.clone();
         params["supporting"] = json!(story.supporting);
         params["fact_count"] = json!(story.facts.len());
+        params["departures"] = json!(self.departures());
         params["actors"] = json!(story.vocab.actors.iter().map(|a| &a.0).collect::<Vec<_>>());
         params["places"] = json!(story.vocab.places);
         params["objects"] = json!(story.vocab.objects);

@@ -40,8 +40,9 @@ fn accepted_facts(rules: &spec::TaskSpec) -> String {
     }
 }
 
-/// A bAbI task number with the story sizes (facts, inclusive) it generates.
-pub type StorySizes = (u8, (u32, u32));
+/// A bAbI task number with the story sizes (facts, inclusive) asked for, or `None` for
+/// bAbI's own.
+pub type StorySizes = (u8, Option<(u32, u32)>);
 
 impl BabilongParams {
     /// Check every parameter; the story sizes of each task, in `tasks` order.
@@ -74,7 +75,7 @@ impl BabilongParams {
                 ));
             }
             let facts = match self.facts {
-                None => rules.default_facts,
+                None => None,
                 Some((a, b)) if a < rules.min_facts || b < a || b > rules.max_facts => {
                     let asked = if a == b {
                         a.to_string()
@@ -83,7 +84,7 @@ impl BabilongParams {
                     };
                     return Err(ParamError::new("facts", asked, accepted_facts(rules)));
                 }
-                Some(range) => range,
+                Some(range) => Some(range),
             };
             sizes.push((qa, facts));
         }
@@ -137,13 +138,13 @@ mod tests {
             .starts_with("a size or range within 4..5000 for qa5"));
         assert_eq!(
             params(&[14], Some((3, 12)), full).story_sizes().unwrap(),
-            vec![(14, (3, 12))]
+            vec![(14, Some((3, 12)))]
         );
         let sizes = params(&[2, 1], Some((4, 6)), (10.0, 90.0)).story_sizes();
-        assert_eq!(sizes.unwrap(), vec![(2, (4, 6)), (1, (4, 6))]);
+        assert_eq!(sizes.unwrap(), vec![(2, Some((4, 6))), (1, Some((4, 6)))]);
         assert_eq!(
             params(&[4], None, full).story_sizes().unwrap(),
-            vec![(4, (2, 2))]
+            vec![(4, None)]
         );
     }
 }

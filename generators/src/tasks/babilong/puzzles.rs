@@ -6,7 +6,6 @@
 
 use serde_json::{json, Value};
 
-use super::render::{relation_json, DIRECTIONS};
 use super::{split_facts, Story, Vocab};
 use crate::rng::Rng;
 
@@ -17,9 +16,9 @@ pub struct Names<'a> {
     pub fresh: bool,
     /// The story's actors, places and objects.
     pub vocab: &'a Vocab,
-    /// The number of facts the story must have, within the task's range: puzzles whose size
-    /// varies (qa14, qa20) shape themselves to it, the others always have it.
-    pub facts: usize,
+    /// The number of facts the user asked for, within the task's range (puzzles whose size
+    /// varies shape themselves to it); `None` for bAbI's own sizes.
+    pub facts: Option<usize>,
 }
 
 const TIMES: [(&str, &str); 4] = [
@@ -31,21 +30,14 @@ const TIMES: [(&str, &str); 4] = [
 const CLASSIC_SPECIES_FEAR: [&str; 4] = ["mouse", "sheep", "cat", "wolf"];
 const CLASSIC_SPECIES_COLOUR: [&str; 4] = ["swan", "lion", "frog", "rhino"];
 const CLASSIC_COLOURS: [&str; 4] = ["white", "yellow", "green", "gray"];
-const CLASSIC_SHAPES: [&str; 6] = [
-    "red square",
-    "blue square",
-    "red sphere",
-    "triangle",
-    "pink rectangle",
-    "yellow square",
-];
-const CLASSIC_THINGS: [&str; 6] = [
-    "box",
-    "chest",
-    "chocolate",
+/// bAbI's things of qa18: four of random sizes, then the two smallest in order.
+pub const CLASSIC_THINGS: [&str; 6] = [
     "suitcase",
     "container",
+    "box",
+    "treasure chest",
     "box of chocolates",
+    "chocolate",
 ];
 const FRESH_SPECIES: [&str; 12] = [
     "hare", "fox", "owl", "badger", "otter", "heron", "lynx", "ferret", "stoat", "weasel",
@@ -54,10 +46,12 @@ const FRESH_SPECIES: [&str; 12] = [
 const FRESH_COLOURS: [&str; 10] = [
     "amber", "crimson", "olive", "violet", "teal", "ivory", "maroon", "silver", "indigo", "ochre",
 ];
-const FRESH_SHAPE_COLOURS: [&str; 6] = ["green", "orange", "purple", "grey", "brown", "black"];
-const FRESH_SHAPES: [&str; 6] = ["circle", "star", "hexagon", "diamond", "cube", "pyramid"];
+/// Fresh colours of qa17 shapes.
+pub const FRESH_SHAPE_COLOURS: [&str; 6] = ["green", "orange", "purple", "grey", "brown", "black"];
+/// Fresh qa17 shapes.
+pub const FRESH_SHAPES: [&str; 6] = ["circle", "star", "hexagon", "diamond", "cube", "pyramid"];
 /// qa20: motivation, the place it sends one to, the thing one gets there.
-const MOTIVES: [(&str, &str, &str); 4] = [
+pub const MOTIVES: [(&str, &str, &str); 4] = [
     ("hungry", "kitchen", "apple"),
     ("thirsty", "kitchen", "milk"),
     ("tired", "bedroom", "pajamas"),
@@ -65,11 +59,12 @@ const MOTIVES: [(&str, &str, &str); 4] = [
 ];
 /// Every species, colour, shape, thing and motive a puzzle may name: a haystack sentence
 /// naming one that a story uses could contradict the story, so such sentences are screened out.
-pub const PUZZLE_TERMS: [&[&str]; 9] = [
+pub const PUZZLE_TERMS: [&[&str]; 10] = [
     &CLASSIC_SPECIES_FEAR,
     &CLASSIC_SPECIES_COLOUR,
     &CLASSIC_COLOURS,
-    &CLASSIC_SHAPES,
+    &super::babi_puzzles::SHAPE_COLOURS,
+    &super::babi_puzzles::SHAPES,
     &CLASSIC_THINGS,
     &FRESH_SPECIES,
     &FRESH_COLOURS,
@@ -82,9 +77,6 @@ pub fn motive_terms() -> impl Iterator<Item = &'static str> {
     MOTIVES.iter().flat_map(|&(m, p, t)| [m, p, t])
 }
 
-/// The four compass letters of qa19's answers.
-const LETTERS: [&str; 4] = ["n", "e", "s", "w"];
-
 fn pick<'a>(list: &[&'a str], k: usize, rng: &mut Rng) -> Vec<&'a str> {
     rng.sample_indices(list.len(), k)
         .into_iter()
@@ -92,11 +84,12 @@ fn pick<'a>(list: &[&'a str], k: usize, rng: &mut Rng) -> Vec<&'a str> {
         .collect()
 }
 
-fn strings(v: &[&str]) -> Vec<String> {
+pub(super) fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-fn story(
+/// A puzzle story from its parts.
+pub(super) fn story(
     vocab: &Vocab,
     facts: Vec<String>,
     data: (&'static str, Value),
@@ -122,67 +115,14 @@ fn story(
     }
 }
 
-/// qa4: three places related by two compass facts; the question reads one fact forwards or
-/// backwards. The second direction is never the opposite of the first, which would put two
-/// places in one spot.
-pub fn compass(names: &Names<'_>, rng: &mut Rng) -> Story {
-    let v = names.vocab;
-    let idx = rng.sample_indices(v.places.len(), 3);
-    let (x, y, z) = (idx[0], idx[1], idx[2]);
-    let d1 = rng.index(4);
-    let d2 = (d1 + 3 + rng.index(3)) % 4; // any but (d1 + 2) % 4
-    let mut relations = [(y, d1, x), (z, d2, y)];
-    if rng.chance(1, 2) {
-        relations.swap(0, 1);
-    }
-    let asked = rng.index(2);
-    let (a, d, b) = relations[asked];
-    let place = |p: usize| v.places[p].clone();
-    let (query, question, answer) = if rng.chance(1, 2) {
-        (
-            json!({"kind": "what_is_dir_of", "direction": DIRECTIONS[d], "location": place(b)}),
-            format!("What is {} of the {}?", DIRECTIONS[d], place(b)),
-            place(a),
-        )
-    } else {
-        (
-            json!({"kind": "what_is_location_dir_of", "location": place(a), "direction": DIRECTIONS[d]}),
-            format!("What is the {} {} of?", place(a), DIRECTIONS[d]),
-            place(b),
-        )
-    };
-    let facts = relations
-        .iter()
-        .map(|&(a, d, b)| {
-            let verb = if rng.chance(1, 2) { "is" } else { "lies" };
-            format!(
-                "The {} {verb} {} of the {}.",
-                place(a),
-                DIRECTIONS[d],
-                place(b)
-            )
-        })
-        .collect();
-    let data: Vec<Value> = relations
-        .iter()
-        .map(|&(a, d, b)| relation_json(&place(a), d, &place(b)))
-        .collect();
-    story(
-        v,
-        facts,
-        ("relations", json!(data)),
-        (query, question),
-        answer,
-        vec![asked],
-        v.places.clone(),
-    )
-}
-
 /// qa14: moves at four times of day, told out of order; where was someone before a place.
 /// One to three actors move two to four times each, `names.facts` moves in all.
 pub fn time_reasoning(names: &Names<'_>, rng: &mut Rng) -> Story {
+    let Some(n) = names.facts else {
+        return super::babi_puzzles::time_slots(names, rng);
+    };
     let v = names.vocab;
-    let moves_of = split_facts(names.facts, 1..=v.actors.len().min(3), 2..=TIMES.len(), rng);
+    let moves_of = split_facts(n, 1..=v.actors.len().min(3), 2..=TIMES.len(), rng);
     // Each actor's moves in time order, so a move's predecessor is the one listed before it.
     let mut in_time_order: Vec<(usize, usize, usize)> = Vec::new(); // (actor, time, place)
     let actors = rng.sample_indices(v.actors.len(), moves_of.len());
@@ -232,7 +172,8 @@ pub fn time_reasoning(names: &Names<'_>, rng: &mut Rng) -> Story {
     )
 }
 
-/// qa15: which species fears which; someone's species; what does that someone fear.
+/// qa15 as bAbI tells it: four people of four different species, each species afraid of
+/// another; the eight facts shuffled together; what is one of the people afraid of.
 pub fn deduction(names: &Names<'_>, rng: &mut Rng) -> Story {
     let v = names.vocab;
     let species = if names.fresh {
@@ -241,34 +182,33 @@ pub fn deduction(names: &Names<'_>, rng: &mut Rng) -> Story {
         CLASSIC_SPECIES_FEAR.to_vec()
     };
     let n = species.len();
+    let people = v.actors.len().min(n);
+    let kind_of = rng.sample_indices(n, people); // a permutation: one species each
+    let afraid_of: Vec<usize> = (0..n).map(|s| (s + 1 + rng.index(n - 1)) % n).collect();
+    // Facts 0..people are memberships, then one fear per species; told shuffled.
+    let mut order: Vec<usize> = (0..people + n).collect();
+    rng.shuffle(&mut order);
+    let mut position = vec![0usize; people + n];
     let mut facts = Vec::new();
     let mut statements = Vec::new();
-    let mut fear_fact = vec![0usize; n];
-    let mut afraid_of = vec![0usize; n];
-    let mut order: Vec<usize> = (0..n).collect();
-    rng.shuffle(&mut order);
-    for &s in &order {
-        let t = (s + 1 + rng.index(n - 1)) % n;
-        fear_fact[s] = facts.len();
-        afraid_of[s] = t;
-        let form = if rng.chance(1, 2) {
-            format!("Every {} is afraid of every {}.", species[s], species[t])
+    for (j, &f) in order.iter().enumerate() {
+        position[f] = j;
+        if f < people {
+            let (name, s) = (&v.actors[f].0, species[kind_of[f]]);
+            facts.push(format!("{name} is a {s}."));
+            statements.push(json!({"kind": "member", "actor": name, "species": s}));
         } else {
-            format!("Each {} fears any {}.", species[s], species[t])
-        };
-        facts.push(form);
-        statements.push(json!({"kind": "fear", "species": species[s], "afraid_of": species[t]}));
+            let (s, t) = (species[f - people], species[afraid_of[f - people]]);
+            facts.push(if rng.chance(1, 2) {
+                format!("Every {s} is afraid of every {t}.")
+            } else {
+                format!("Each {s} fears any {t}.")
+            });
+            statements.push(json!({"kind": "fear", "species": s, "afraid_of": t}));
+        }
     }
-    let members: Vec<usize> = rng.sample_indices(v.actors.len(), 4);
-    let mut member_fact = Vec::new();
-    for &m in &members {
-        let s = rng.index(n);
-        member_fact.push((m, s, facts.len()));
-        facts.push(format!("{} is a {}.", v.actors[m].0, species[s]));
-        statements.push(json!({"kind": "member", "actor": v.actors[m].0, "species": species[s]}));
-    }
-    let &(m, s, f) = rng.choose(&member_fact);
-    let feared = species[afraid_of[s]].to_string();
+    let m = rng.index(people);
+    let s = kind_of[m];
     story(
         v,
         facts,
@@ -277,13 +217,15 @@ pub fn deduction(names: &Names<'_>, rng: &mut Rng) -> Story {
             json!({"kind": "afraid_of", "actor": v.actors[m].0}),
             format!("What is {} afraid of?", v.actors[m].0),
         ),
-        feared,
-        vec![f, fear_fact[s]],
+        species[afraid_of[s]].to_string(),
+        vec![position[m], position[people + s]],
         strings(&species),
     )
 }
 
-/// qa16: members of species with colours; a new member's colour follows its kind.
+/// qa16 as bAbI tells it: five people, each of a random species (the asked one shares theirs
+/// with someone), each species one colour; every membership and every colour but the asked
+/// person's, shuffled; what colour is the asked person.
 pub fn induction(names: &Names<'_>, rng: &mut Rng) -> Story {
     let v = names.vocab;
     let (species, colours) = if names.fresh {
@@ -291,349 +233,48 @@ pub fn induction(names: &Names<'_>, rng: &mut Rng) -> Story {
     } else {
         (CLASSIC_SPECIES_COLOUR.to_vec(), CLASSIC_COLOURS.to_vec())
     };
-    let mut colour_of: Vec<usize> = (0..colours.len()).collect();
-    rng.shuffle(&mut colour_of);
-    let people = rng.sample_indices(v.actors.len(), 4);
-    let (known, asked) = (&people[..3], people[3]);
+    let colour_of = rng.sample_indices(colours.len(), species.len());
+    let people = v.actors.len();
+    let mut kind: Vec<usize> = (0..people).map(|_| rng.index(species.len())).collect();
+    let asked = rng.index(people);
+    while kind.iter().filter(|&&k| k == kind[asked]).count() < 2 {
+        kind[asked] = rng.index(species.len());
+    }
+    // Fact f < people: person f's species; people + f: person f's colour (not the asked one's).
+    let mut told: Vec<usize> = (0..2 * people).filter(|&f| f != people + asked).collect();
+    rng.shuffle(&mut told);
+    let mut position = vec![0usize; 2 * people];
     let mut facts = Vec::new();
     let mut statements = Vec::new();
-    let mut first_of_species: Vec<Option<(usize, usize)>> = vec![None; species.len()];
-    for &p in known {
-        let s = rng.index(species.len());
+    for (j, &f) in told.iter().enumerate() {
+        position[f] = j;
+        let p = f % people;
         let name = &v.actors[p].0;
-        let at = facts.len();
-        facts.push(format!("{name} is a {}.", species[s]));
-        facts.push(format!("{name} is {}.", colours[colour_of[s]]));
-        statements.push(json!({"kind": "member", "actor": name, "species": species[s]}));
-        statements.push(json!({"kind": "colour", "actor": name, "colour": colours[colour_of[s]]}));
-        first_of_species[s].get_or_insert((at, at + 1));
+        if f < people {
+            facts.push(format!("{name} is a {}.", species[kind[p]]));
+            statements.push(json!({"kind": "member", "actor": name, "species": species[kind[p]]}));
+        } else {
+            let c = colours[colour_of[kind[p]]];
+            facts.push(format!("{name} is {c}."));
+            statements.push(json!({"kind": "colour", "actor": name, "colour": c}));
+        }
     }
-    let seen: Vec<(usize, (usize, usize))> = (0..species.len())
-        .filter_map(|s| first_of_species[s].map(|facts| (s, facts)))
-        .collect();
-    let (s, (a, b)) = *rng.choose(&seen);
+    let mut supporting = vec![position[asked]];
+    for p in (0..people).filter(|&p| p != asked && kind[p] == kind[asked]) {
+        supporting.extend([position[p], position[people + p]]);
+    }
     let name = &v.actors[asked].0;
-    facts.push(format!("{name} is a {}.", species[s]));
-    statements.push(json!({"kind": "member", "actor": name, "species": species[s]}));
     story(
         v,
-        facts.clone(),
+        facts,
         ("statements", json!(statements)),
         (
             json!({"kind": "colour_of", "actor": name}),
             format!("What colour is {name}?"),
         ),
-        colours[colour_of[s]].to_string(),
-        vec![a, b, facts.len() - 1],
-        strings(&colours),
-    )
-}
-
-/// qa17: three shapes in a row (or column); is one left of / above another.
-pub fn positions(names: &Names<'_>, rng: &mut Rng) -> Story {
-    let v = names.vocab;
-    let shapes: Vec<String> = if names.fresh {
-        let c = pick(&FRESH_SHAPE_COLOURS, 3, rng);
-        let s = pick(&FRESH_SHAPES, 3, rng);
-        c.iter().zip(s).map(|(c, s)| format!("{c} {s}")).collect()
-    } else {
-        pick(&CLASSIC_SHAPES, 3, rng)
-            .into_iter()
-            .map(str::to_string)
-            .collect()
-    };
-    // b, then a one step from b, then c one more step the same way.
-    let (horizontal, forward) = (rng.chance(1, 2), rng.chance(1, 2));
-    let rel = |forward: bool| match (horizontal, forward) {
-        (true, true) => "right of",
-        (true, false) => "left of",
-        (false, true) => "above",
-        (false, false) => "below",
-    };
-    let (a, b, c) = (&shapes[0], &shapes[1], &shapes[2]);
-    let say = |x: &str, r: &str, y: &str| {
-        if r.ends_with("of") {
-            format!("The {x} is to the {r} the {y}.")
-        } else {
-            format!("The {x} is {r} the {y}.")
-        }
-    };
-    let mut items = [
-        (a.clone(), rel(forward), b.clone()),
-        (c.clone(), rel(forward), a.clone()),
-    ];
-    if rng.chance(1, 2) {
-        items.swap(0, 1);
-    }
-    let facts: Vec<String> = items.iter().map(|(x, r, y)| say(x, r, y)).collect();
-    let statements: Vec<Value> = items
-        .iter()
-        .map(|(x, r, y)| json!({"kind": "position", "a": x, "relation": r, "b": y}))
-        .collect();
-    // c is two steps `forward` of b: ask c vs b or b vs c, truly or not.
-    let (x, y, truth) = if rng.chance(1, 2) {
-        (c, b, forward)
-    } else {
-        (b, c, !forward)
-    };
-    let asked_forward = rng.chance(1, 2);
-    let r = rel(asked_forward);
-    let answer = if asked_forward == truth { "yes" } else { "no" };
-    let question = if r.ends_with("of") {
-        format!("Is the {x} to the {r} the {y}?")
-    } else {
-        format!("Is the {x} {r} the {y}?")
-    };
-    story(
-        v,
-        facts,
-        ("statements", json!(statements)),
-        (
-            json!({"kind": "is_relation", "a": x, "relation": r, "b": y}),
-            question,
-        ),
-        answer.into(),
-        vec![0, 1],
-        strings(&["yes", "no"]),
-    )
-}
-
-/// qa18: four things ordered by size through fits-inside / bigger-than facts; does one fit.
-pub fn sizes(names: &Names<'_>, rng: &mut Rng) -> Story {
-    let v = names.vocab;
-    let things: Vec<String> = if names.fresh {
-        let pool: Vec<&str> = super::word_list(super::FRESH_OBJECTS);
-        pick(&pool, 4, rng)
-            .into_iter()
-            .map(str::to_string)
-            .collect()
-    } else {
-        pick(&CLASSIC_THINGS, 4, rng)
-            .into_iter()
-            .map(str::to_string)
-            .collect()
-    };
-    // things[0] is the smallest; facts link neighbours, in random order and form.
-    let mut links: Vec<usize> = (0..things.len() - 1).collect();
-    rng.shuffle(&mut links);
-    let mut facts = Vec::new();
-    let mut statements = Vec::new();
-    let mut fact_of = vec![0usize; things.len() - 1];
-    for &i in &links {
-        fact_of[i] = facts.len();
-        let (small, big) = (&things[i], &things[i + 1]);
-        if rng.chance(1, 2) {
-            facts.push(format!("The {small} fits inside the {big}."));
-            statements.push(json!({"kind": "fits", "a": small, "b": big}));
-        } else {
-            facts.push(format!("The {big} is bigger than the {small}."));
-            statements.push(json!({"kind": "bigger", "a": big, "b": small}));
-        }
-    }
-    let pair = rng.sample_indices(things.len(), 2);
-    let (i, j) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
-    let supporting: Vec<usize> = (i..j).map(|k| fact_of[k]).collect();
-    let (query, question, answer) = match rng.index(4) {
-        0 => (
-            json!({"kind": "fits_in", "a": things[i], "b": things[j]}),
-            format!("Does the {} fit in the {}?", things[i], things[j]),
-            "yes",
-        ),
-        1 => (
-            json!({"kind": "fits_in", "a": things[j], "b": things[i]}),
-            format!("Does the {} fit in the {}?", things[j], things[i]),
-            "no",
-        ),
-        2 => (
-            json!({"kind": "bigger_than", "a": things[j], "b": things[i]}),
-            format!("Is the {} bigger than the {}?", things[j], things[i]),
-            "yes",
-        ),
-        _ => (
-            json!({"kind": "bigger_than", "a": things[i], "b": things[j]}),
-            format!("Is the {} bigger than the {}?", things[i], things[j]),
-            "no",
-        ),
-    };
-    story(
-        v,
-        facts,
-        ("statements", json!(statements)),
-        (query, question),
-        answer.into(),
+        colours[colour_of[kind[asked]]].to_string(),
         supporting,
-        strings(&["yes", "no"]),
-    )
-}
-
-/// A two-step qa19 route: where from, where to, and each step's direction of travel and the
-/// fact that states its link.
-#[derive(Clone, Copy)]
-struct Route {
-    from: usize,
-    to: usize,
-    directions: [usize; 2],
-    facts: [usize; 2],
-}
-
-/// qa19: five places on a grid linked by compass facts (a tree, so paths are unique); how to
-/// go between two places two steps apart.
-pub fn path_finding(names: &Names<'_>, rng: &mut Rng) -> Story {
-    let v = names.vocab;
-    let places = rng.sample_indices(v.places.len(), 5);
-    let step = [(0i32, 1i32), (1, 0), (0, -1), (-1, 0)]; // n, e, s, w
-    let mut at: Vec<(i32, i32)> = vec![(0, 0)];
-    let mut links: Vec<(usize, usize, usize)> = Vec::new(); // (new, dir from old to new, old)
-    while at.len() < places.len() {
-        let from = rng.index(at.len());
-        let d = rng.index(4);
-        let cell = (at[from].0 + step[d].0, at[from].1 + step[d].1);
-        if !at.contains(&cell) {
-            links.push((at.len(), d, from));
-            at.push(cell);
-        }
-    }
-    rng.shuffle(&mut links);
-    // Neighbours with the direction of travel.
-    let mut routes: Vec<Route> = Vec::new();
-    let moves = |x: usize| -> Vec<(usize, usize, usize)> {
-        // (neighbour, direction from x to it, fact index)
-        links
-            .iter()
-            .enumerate()
-            .filter_map(|(f, &(n, d, o))| {
-                if o == x {
-                    Some((n, d, f))
-                } else if n == x {
-                    Some((o, (d + 2) % 4, f))
-                } else {
-                    None
-                }
-            })
-            .collect()
-    };
-    for a in 0..places.len() {
-        for (b, d1, f1) in moves(a) {
-            for (c, d2, f2) in moves(b) {
-                if c != a {
-                    routes.push(Route {
-                        from: a,
-                        to: c,
-                        directions: [d1, d2],
-                        facts: [f1, f2],
-                    });
-                }
-            }
-        }
-    }
-    let Route {
-        from: a,
-        to: c,
-        directions: [d1, d2],
-        facts: [f1, f2],
-    } = *rng.choose(&routes);
-    let name = |i: usize| v.places[places[i]].clone();
-    let facts = links
-        .iter()
-        .map(|&(n, d, o)| format!("The {} is {} of the {}.", name(n), DIRECTIONS[d], name(o)))
-        .collect();
-    let relations: Vec<Value> = links
-        .iter()
-        .map(|&(n, d, o)| relation_json(&name(n), d, &name(o)))
-        .collect();
-    let labels = LETTERS
-        .iter()
-        .flat_map(|x| LETTERS.iter().map(move |y| format!("{x},{y}")))
-        .collect();
-    story(
-        v,
-        facts,
-        ("relations", json!(relations)),
-        (
-            json!({"kind": "path", "from": name(a), "to": name(c)}),
-            format!("How do you go from the {} to the {}?", name(a), name(c)),
-        ),
-        format!("{},{}", LETTERS[d1], LETTERS[d2]),
-        vec![f1, f2],
-        labels,
-    )
-}
-
-/// qa20: people feel hungry, thirsty, tired or bored, go where that leads and get what they
-/// need; where will someone go, why did they go or get something. Two to four people tell one
-/// to three facts each, `names.facts` in all.
-pub fn motivations(names: &Names<'_>, rng: &mut Rng) -> Story {
-    let v = names.vocab;
-    let facts_of = split_facts(names.facts, 2..=v.actors.len().min(4), 1..=3, rng);
-    let people = rng.sample_indices(v.actors.len(), facts_of.len());
-    // Per person: stage reached (0 feels, 1 went, 2 got), and its facts' indices.
-    let mut motive = Vec::new();
-    let mut stage = Vec::new();
-    for facts in &facts_of {
-        motive.push(rng.index(MOTIVES.len()));
-        stage.push(facts - 1);
-    }
-    // Interleave: each person's facts in order, people mixed.
-    let mut queue: Vec<usize> = people
-        .iter()
-        .enumerate()
-        .flat_map(|(k, _)| std::iter::repeat_n(k, stage[k] + 1))
-        .collect();
-    rng.shuffle(&mut queue);
-    let mut next = vec![0usize; people.len()];
-    let mut fact_index = vec![Vec::new(); people.len()];
-    let mut facts = Vec::new();
-    let mut statements = Vec::new();
-    for k in queue {
-        let name = &v.actors[people[k]].0;
-        let (feeling, place, thing) = MOTIVES[motive[k]];
-        fact_index[k].push(facts.len());
-        match next[k] {
-            0 => {
-                facts.push(format!("{name} is {feeling}."));
-                statements.push(json!({"kind": "feels", "actor": name, "motivation": feeling}));
-            }
-            1 => {
-                facts.push(format!("{name} went to the {place}."));
-                statements.push(json!({"kind": "move", "actor": name, "location": place}));
-            }
-            _ => {
-                facts.push(format!("{name} picked up the {thing}."));
-                statements.push(json!({"kind": "get", "actor": name, "object": thing}));
-            }
-        }
-        next[k] += 1;
-    }
-    let k = rng.index(people.len());
-    let name = v.actors[people[k]].0.clone();
-    let (feeling, place, thing) = MOTIVES[motive[k]];
-    let (query, question, answer) = match stage[k] {
-        0 => (
-            json!({"kind": "where_will_go", "actor": name}),
-            format!("Where will {name} go?"),
-            place,
-        ),
-        1 => (
-            json!({"kind": "why_go", "actor": name, "location": place}),
-            format!("Why did {name} go to the {place}?"),
-            feeling,
-        ),
-        _ => (
-            json!({"kind": "why_get", "actor": name, "object": thing}),
-            format!("Why did {name} pick up the {thing}?"),
-            feeling,
-        ),
-    };
-    let mut labels: Vec<String> = MOTIVES.iter().map(|m| m.0.to_string()).collect();
-    labels.extend(["kitchen", "bedroom", "garden"].map(String::from));
-    story(
-        v,
-        facts,
-        ("statements", json!(statements)),
-        (query, question),
-        answer.into(),
-        fact_index[k].clone(),
-        labels,
+        strings(&colours),
     )
 }
 

@@ -56,6 +56,10 @@ pub fn render_event(event: &Event, vocab: &Vocab) -> String {
             format!("is no longer in the {}", place(location))
         }
         Event::NotIn { location, .. } => format!("is not in the {}", place(location)),
+        Event::IsIn { location, .. } => match verb % 2 {
+            0 => format!("is in the {}", place(location)),
+            _ => format!("is now in the {}", place(location)),
+        },
         Event::EitherIn {
             location,
             alternative,
@@ -110,6 +114,10 @@ pub fn events_json(events: &[Event], vocab: &Vocab) -> Value {
                 Event::NotIn { location, .. } => {
                     o.insert("location".into(), place(location));
                     o.insert("negated".into(), json!(true));
+                }
+                Event::IsIn { location, .. } => {
+                    o.insert("location".into(), place(location));
+                    o.insert("stated".into(), json!(true));
                 }
                 Event::EitherIn {
                     location,

@@ -3,9 +3,36 @@
 //! Everything that differs between tasks is here, so the rest of the module has no
 //! per-task branches.
 
+use super::babi_puzzles;
 use super::puzzles::{self, Names};
+
+/// bAbI's cast of qa15.
+pub const DEDUCTION_ACTORS: [(&str, bool); 4] = [
+    ("Gertrude", false),
+    ("Winona", false),
+    ("Jessica", false),
+    ("Emily", false),
+];
+/// bAbI's cast of qa16.
+pub const INDUCTION_ACTORS: [(&str, bool); 5] = [
+    ("Lily", false),
+    ("Bernhard", true),
+    ("Greg", true),
+    ("Julius", true),
+    ("Brian", true),
+];
+/// bAbI's cast of qa20.
+pub const MOTIVATION_ACTORS: [(&str, bool); 4] = [
+    ("Jason", true),
+    ("Antoine", false),
+    ("Sumit", false),
+    ("Yann", true),
+];
 use super::world::Mix;
-use super::{Story, Vocab, CLASSIC_ACTORS, CLASSIC_GIVERS, MAX_FACTS};
+use super::{
+    Story, Vocab, CLASSIC_ACTORS, CLASSIC_GIVERS, CLASSIC_PLACES, MAX_FACTS, TIME_ACTORS,
+    TIME_PLACES,
+};
 use crate::rng::Rng;
 
 /// Number words for qa7's counts.
@@ -126,8 +153,10 @@ pub struct TaskSpec {
     /// The most facts a story of this task can have: [`MAX_FACTS`] for walks, the shape of
     /// a puzzle. `--facts` is honoured exactly between the two and refused outside.
     pub max_facts: u32,
-    /// bAbI's own actors for `--vocab babi` (qa5 has its own cast).
+    /// bAbI's own actors for the task (several tasks have their own cast).
     pub classic_actors: &'static [(&'static str, bool)],
+    /// bAbI's own places for the task (qa14 has its own six).
+    pub classic_places: &'static [&'static str],
     /// How the story is made.
     pub plot: Plot,
     /// The closed answer set.
@@ -156,6 +185,7 @@ const fn walk_task(
         min_facts,
         max_facts: MAX_FACTS,
         classic_actors: &CLASSIC_ACTORS,
+        classic_places: &CLASSIC_PLACES,
         plot: Plot::Walk { events, question },
         labels: Labels::Places,
         instruction: WHERE,
@@ -177,6 +207,7 @@ const fn puzzle_task(
         min_facts: facts.0,
         max_facts: facts.1,
         classic_actors: &CLASSIC_ACTORS,
+        classic_places: &CLASSIC_PLACES,
         plot: Plot::Puzzle(make),
         labels,
         instruction,
@@ -200,7 +231,7 @@ pub const SPECS: [TaskSpec; 20] = [
     walk_task(2, (2, 88), 2, mix(5, 3, 2, 0), Question::WhereIsObject),
     // An object has been in two places after a move, a get and another move.
     walk_task(3, (4, 228), 3, mix(5, 3, 2, 0), Question::WhereWasObject),
-    puzzle_task(4, (2, 2), puzzles::compass, Labels::Places, WHERE),
+    puzzle_task(4, (2, 2), babi_puzzles::compass, Labels::Places, WHERE),
     TaskSpec {
         classic_actors: &CLASSIC_GIVERS,
         labels: Labels::ActorsAndObjects,
@@ -254,43 +285,57 @@ pub const SPECS: [TaskSpec; 20] = [
         Events::Companions { coreference: true },
         Question::WhereIsActor,
     ),
+    TaskSpec {
+        classic_actors: &TIME_ACTORS,
+        classic_places: &TIME_PLACES,
+        labels: Labels::Places,
+        ..puzzle_task(14, (2, 12), puzzles::time_reasoning, Labels::Places, WHERE)
+    },
+    TaskSpec {
+        classic_actors: &DEDUCTION_ACTORS,
+        ..puzzle_task(
+            15,
+            (8, 8),
+            puzzles::deduction,
+            Labels::FromPuzzle,
+            "Answer with one word: an animal.",
+        )
+    },
+    TaskSpec {
+        classic_actors: &INDUCTION_ACTORS,
+        ..puzzle_task(
+            16,
+            (9, 9),
+            puzzles::induction,
+            Labels::FromPuzzle,
+            "Answer with one word: a colour.",
+        )
+    },
     puzzle_task(
-        14,
-        (2, 12),
-        puzzles::time_reasoning,
+        17,
+        (2, 2),
+        babi_puzzles::positions,
         Labels::FromPuzzle,
-        WHERE,
+        YES_NO,
     ),
-    puzzle_task(
-        15,
-        (8, 8),
-        puzzles::deduction,
-        Labels::FromPuzzle,
-        "Answer with one word: an animal.",
-    ),
-    puzzle_task(
-        16,
-        (7, 7),
-        puzzles::induction,
-        Labels::FromPuzzle,
-        "Answer with one word: a colour.",
-    ),
-    puzzle_task(17, (2, 2), puzzles::positions, Labels::FromPuzzle, YES_NO),
-    puzzle_task(18, (3, 3), puzzles::sizes, Labels::FromPuzzle, YES_NO),
+    puzzle_task(18, (4, 9), babi_puzzles::sizes, Labels::FromPuzzle, YES_NO),
     puzzle_task(
         19,
         (4, 4),
-        puzzles::path_finding,
+        babi_puzzles::path_finding,
         Labels::FromPuzzle,
         "Answer with the two directions, n, s, e or w, separated by a comma, like n,e.",
     ),
-    puzzle_task(
-        20,
-        (2, 12),
-        puzzles::motivations,
-        Labels::FromPuzzle,
-        "Answer with one word.",
-    ),
+    TaskSpec {
+        classic_actors: &MOTIVATION_ACTORS,
+        ..puzzle_task(
+            20,
+            (1, 12),
+            babi_puzzles::motivations,
+            Labels::FromPuzzle,
+            "Answer with one word.",
+        )
+    },
 ];
 
 /// The spec of task `qa`, if there is such a task.

@@ -59,6 +59,15 @@ pub enum Event {
         /// Wording.
         form: u64,
     },
+    /// qa9, qa10: a statement that the actor is in a place (where they truly are); not a move.
+    IsIn {
+        /// Whom the fact is about.
+        actor: usize,
+        /// Where they are.
+        location: usize,
+        /// Wording.
+        form: u64,
+    },
     /// qa10: the actor is in one of two places.
     EitherIn {
         /// Whom the fact is about.
@@ -107,6 +116,7 @@ impl Event {
         match *self {
             Event::Move { movers, .. } => movers.actor,
             Event::NotIn { actor, .. }
+            | Event::IsIn { actor, .. }
             | Event::EitherIn { actor, .. }
             | Event::Get { actor, .. }
             | Event::Drop { actor, .. }
@@ -119,6 +129,7 @@ impl Event {
         match *self {
             Event::Move { form, .. }
             | Event::NotIn { form, .. }
+            | Event::IsIn { form, .. }
             | Event::EitherIn { form, .. }
             | Event::Get { form, .. }
             | Event::Drop { form, .. }
@@ -130,7 +141,10 @@ impl Event {
     /// marked `negated` or `either`).
     pub fn action(&self) -> &'static str {
         match self {
-            Event::Move { .. } | Event::NotIn { .. } | Event::EitherIn { .. } => "move",
+            Event::Move { .. }
+            | Event::NotIn { .. }
+            | Event::IsIn { .. }
+            | Event::EitherIn { .. } => "move",
             Event::Get { .. } => "get",
             Event::Drop { .. } => "drop",
             Event::Give { .. } => "give",
@@ -276,6 +290,12 @@ impl World {
             } => {
                 self.last_move[actor] = Some(i);
                 self.whereabouts[actor] = Some(Whereabouts::Not(location));
+            }
+            Event::IsIn {
+                actor, location, ..
+            } => {
+                self.last_move[actor] = Some(i);
+                self.whereabouts[actor] = Some(Whereabouts::At(location));
             }
             Event::EitherIn {
                 actor,
@@ -521,7 +541,7 @@ mod tests {
                         assert_eq!(w.actor_at[recipient], w.actor_at[actor]);
                         assert!(w.actor_at[recipient].is_some());
                     }
-                    Event::NotIn { .. } | Event::EitherIn { .. } => {
+                    Event::NotIn { .. } | Event::IsIn { .. } | Event::EitherIn { .. } => {
                         panic!("random_event makes no hedged facts")
                     }
                 }
