@@ -304,6 +304,9 @@ impl Write for Sink {
     }
 }
 
+/// The extension of a Parquet shard's JSON Lines mirror (`--jsonl`).
+pub const MIRROR_EXT: &str = "rows.jsonl";
+
 /// Streams rows of one config into shards.
 pub struct ShardWriter {
     target: Target,
@@ -530,8 +533,12 @@ impl ShardWriter {
         };
         for (k, part) in self.parts.iter().enumerate() {
             let name = format!("{}-{k:05}-of-{n:05}", self.split);
+            // A mirror is `<split>-NNNNN-of-NNNNN.rows.jsonl`: RULER's evaluation merges and
+            // deletes every `<name>-<digits>.jsonl` in a folder it scores, which a plain
+            // `.jsonl` shard name would be.
             let entry = |ext: &str, (bytes, xxh3): &(u64, String)| -> Result<FileEntry> {
-                let rel = format!("{}/{name}.{ext}", self.config);
+                let final_ext = if ext == "jsonl" { MIRROR_EXT } else { ext };
+                let rel = format!("{}/{name}.{final_ext}", self.config);
                 if let Target::Dir(root) = &self.target {
                     let dest = root.join(&rel);
                     fs::rename(self.part_path(k, ext), &dest)

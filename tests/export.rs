@@ -535,8 +535,18 @@ fn ruler_layout_is_safe_from_chunk_merging() {
     let dir = t.path().join("d");
     generate(
         dir.to_str().unwrap(),
-        &["babilong", "--task", "qa1,qa2", "--len", "0"],
+        &["babilong", "--task", "qa1,qa2", "--len", "0", "--jsonl"],
     );
+    // The JSON Lines mirrors are no chunks either, wherever RULER is pointed.
+    let mirrors: Vec<String> = names_under(&dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    assert_eq!(mirrors.len(), 2, "{mirrors:?}");
+    for m in &mirrors {
+        let file = m.rsplit('/').next().unwrap();
+        assert!(!is_ruler_chunk(file), "{m}");
+    }
     gen_ok(&["export", "ruler", dir.to_str().unwrap()]);
     let names = names_under(&dir.join("ruler"));
     assert_eq!(

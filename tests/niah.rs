@@ -545,7 +545,7 @@ fn jsonl_mirrors_parquet() {
     generate(&out, &["niah", "--len", "1k", "--depths", "5", "--jsonl"]);
     let rows = rows(Path::new(&out));
     let text =
-        std::fs::read_to_string(Path::new(&out).join("niah_single/test-00000-of-00001.jsonl"))
+        std::fs::read_to_string(Path::new(&out).join("niah_single/test-00000-of-00001.rows.jsonl"))
             .unwrap();
     let lines: Vec<serde_json::Value> = text
         .lines()

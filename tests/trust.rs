@@ -165,12 +165,15 @@ fn every_file_a_loader_reads_is_checked() {
     assert_verify_fails(&out, "unexpected file niah_single/.x.parquet");
     std::fs::remove_file(dir.join("niah_single/.x.parquet")).unwrap();
     assert_verifies(&out);
-    let mirror = dir.join("niah_single/test-00000-of-00001.jsonl");
+    let mirror = dir.join("niah_single/test-00000-of-00001.rows.jsonl");
     let original = std::fs::read_to_string(&mirror).unwrap();
     std::fs::write(&mirror, original.replacen("access", "excess", 1)).unwrap();
-    assert_verify_fails(&out, "niah_single/test-00000-of-00001.jsonl changed");
+    assert_verify_fails(&out, "niah_single/test-00000-of-00001.rows.jsonl changed");
     std::fs::remove_file(&mirror).unwrap();
-    assert_verify_fails(&out, "missing file niah_single/test-00000-of-00001.jsonl");
+    assert_verify_fails(
+        &out,
+        "missing file niah_single/test-00000-of-00001.rows.jsonl",
+    );
     std::fs::write(&mirror, &original).unwrap();
     assert_verifies(&out);
     // A config folder the manifest does not list.
@@ -686,7 +689,7 @@ fn a_mirror_edited_together_with_its_hash_fails() {
     let out = out_arg(t.path(), "d");
     generate(&out, &["niah", "--len", "1k", "--depths", "2", "--jsonl"]);
     assert_verifies(&out);
-    let rel = "niah_single/test-00000-of-00001.jsonl";
+    let rel = "niah_single/test-00000-of-00001.rows.jsonl";
     let text = std::fs::read_to_string(Path::new(&out).join(rel)).unwrap();
     replace_consistently(
         Path::new(&out),
