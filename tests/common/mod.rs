@@ -213,7 +213,9 @@ pub fn assert_refused(args: &[&str], out: &str, needle: &str) {
 pub fn jsonl_text(dir: &Path) -> String {
     parquet_files(dir)
         .iter()
-        .map(|f| std::fs::read_to_string(f.with_extension("jsonl")).expect("a .jsonl twin"))
+        .map(|f| {
+            std::fs::read_to_string(f.with_extension("rows.jsonl")).expect("a .rows.jsonl twin")
+        })
         .collect()
 }
 
