@@ -33,6 +33,8 @@ pub enum Command {
     Arith(Box<ArithArgs>),
     /// bAbI reasoning stories (qa1-qa20), simulated afresh, hidden in text of any length.
     Babilong(Box<BabilongArgs>),
+    /// Variable tracking: chains of assignments hidden in text (RULER's vt).
+    Vt(Box<VtArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
     /// Write harness files into a dataset: lm-eval task YAMLs, an inspect task, OpenCompass configs, RULER's layout.
@@ -250,6 +252,18 @@ pub struct BabilongArgs {
     /// Keep every fact within this depth window in percent, like 40..60.
     #[arg(long, default_value = "0..100")]
     pub fact_window: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct VtArgs {
+    /// Chains of assignments; the first chain's value is asked about.
+    #[arg(long, default_value_t = 1)]
+    pub chains: u32,
+    /// Variable-to-variable assignments after each chain's first (its value).
+    #[arg(long, default_value_t = 4)]
+    pub hops: u32,
     #[command(flatten)]
     pub common: CommonArgs,
 }

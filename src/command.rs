@@ -128,6 +128,10 @@ fn task_flags(options: &TaskParams) -> Vec<Flag> {
                 format!("{}..{}", p.fact_window.0, p.fact_window.1),
             )),
         ]),
+        TaskParams::Vt(p) => f.extend([
+            Some(value("--chains", p.chains)),
+            Some(value("--hops", p.hops)),
+        ]),
     }
     f.into_iter().flatten().collect()
 }

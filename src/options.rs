@@ -9,11 +9,13 @@ use needlework_generators::tasks::needlechain::NeedlechainParams;
 use needlework_generators::tasks::niah::NiahParams;
 use needlework_generators::tasks::posgen::{PosgenParams, PosgenSplit};
 use needlework_generators::tasks::sort::SortParams;
+use needlework_generators::tasks::vt::VtParams;
 use needlework_generators::tasks::TaskParams;
 use needlework_generators::ParamError;
 
 use crate::cli::{
     ArithArgs, BabilongArgs, Command, CommonArgs, NeedlechainArgs, NiahArgs, PosgenArgs, SortArgs,
+    VtArgs,
 };
 use crate::spec;
 use crate::usage::usage;
@@ -52,6 +54,7 @@ pub fn task_command(command: &Command) -> Option<(Result<TaskParams>, &CommonArg
         Command::Sort(a) => (sort(a), &a.common),
         Command::Arith(a) => (arith(a), &a.common),
         Command::Babilong(a) => (babilong(a), &a.common),
+        Command::Vt(a) => (vt(a), &a.common),
         _ => return None,
     })
 }
@@ -214,6 +217,14 @@ pub fn babilong(a: &BabilongArgs) -> Result<TaskParams> {
         }
     }
     Ok(params)
+}
+
+/// `gen vt`.
+pub fn vt(a: &VtArgs) -> Result<TaskParams> {
+    Ok(TaskParams::Vt(VtParams {
+        chains: a.chains,
+        hops: a.hops,
+    }))
 }
 
 #[cfg(test)]

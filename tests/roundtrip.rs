@@ -108,7 +108,7 @@ fn recipe(d: &mut Draw) -> Vec<String> {
     let seed = d.next().to_string();
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    match d.below(6) {
+    match d.below(7) {
         0 => {
             let variant = d.pick(&["single", "multikey", "multivalue", "multiquery", "none"]);
             push(&[
@@ -209,6 +209,12 @@ fn recipe(d: &mut Draw) -> Vec<String> {
                 "--split",
                 d.pick(&["train", "test", "both"]),
             ]);
+        }
+        6 => {
+            push(&["vt", "--chains", d.pick(&["1", "2", "3"])]);
+            push(&["--hops", d.pick(&["1", "4", "7"]), "--len"]);
+            push(&[&lengths(d, 900, 9000), "--depths", &depths(d)]);
+            push(&["--haystack", &haystack]);
         }
         _ => {
             let task = d.pick(&[

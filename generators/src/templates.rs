@@ -34,6 +34,7 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "default",
         include_str!("../templates/arith/default.j2"),
     ),
+    ("vt", "default", include_str!("../templates/vt/default.j2")),
 ];
 
 /// The built-in template `name` of `task`.

@@ -76,6 +76,8 @@ def needle_checks(row):
             (lambda t, s=f"One of the access codes assigned to {n['key']} is {n['value']}.": t.startswith(s))
             for n in params["needles"]
         ]
+    if row["task"] == "vt":
+        return [(lambda t, v=v: t.startswith(f"Set the variable {v} to")) for v, _ in params["assignments"]]
     if row["task"] == "arith" and params["op"] == "sum":
         return [(lambda t, n=n: t.startswith(f"Add {n} to the tally.")) for n in params["operands"]]
     if row["task"] == "needlechain":
@@ -98,6 +100,16 @@ def needle_checks(row):
 
         return [(lambda t, w=words(f): all(x in t.split(".")[0] for x in w)) for f in facts]
     return []
+
+
+def recompute_answers(task, params):
+    """The gold items worked out from a row's params alone (vt, cwe, fwe), or None."""
+    if task == "vt":
+        state = {}
+        for var, source in params["assignments"]:
+            state[var] = state.get(source, source)
+        return [v for v, x in state.items() if x == params["query_value"]]
+    return None
 
 
 def check_lengths(directory, tokenizer_file=None, chat_dir=None):
@@ -173,6 +185,9 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None):
         for check, offset in zip(checks, row["needle_offsets"]):
             if not check(text_from(offset).lstrip()):
                 fail(f"row {row['id']}: needle not at token offset {offset}: {text_from(offset)[:80]!r}")
+        recomputed = recompute_answers(row["task"], params)
+        if recomputed is not None and sorted(recomputed) != sorted(row["answers"]):
+            fail(f"row {row['id']}: answers {row['answers']} but params give {recomputed}")
         if row["metric"] == "all":
             for a in row["answers"]:
                 if a not in text:
