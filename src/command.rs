@@ -132,6 +132,14 @@ fn task_flags(options: &TaskParams) -> Vec<Flag> {
             Some(value("--chains", p.chains)),
             Some(value("--hops", p.hops)),
         ]),
+        TaskParams::Cwe(p) => f.extend([
+            Some(value("--common", p.common)),
+            Some(value("--common-repeats", p.common_repeats)),
+            Some(value("--rare-repeats", p.rare_repeats)),
+        ]),
+        TaskParams::Fwe(p) => {
+            f.extend([Some(value("--alpha", p.alpha)), Some(value("--top", p.top))])
+        }
     }
     f.into_iter().flatten().collect()
 }

@@ -143,6 +143,126 @@ fn vt_answers_follow_from_the_assignments_over_many_seeds() {
     }
 }
 
+/// The `n` most frequent of `words` (leaving out `ignored`), counted afresh, when the n-th is
+/// strictly more frequent than the next; sorted.
+fn top_words(words: &[String], ignored: &[String], n: usize) -> Option<Vec<String>> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for w in words.iter().filter(|w| !ignored.contains(w)) {
+        *counts.entry(w).or_default() += 1;
+    }
+    let mut by: Vec<(usize, &str)> = counts.into_iter().map(|(w, c)| (c, w)).collect();
+    by.sort_by(|a, b| b.cmp(a));
+    if by.len() > n && by[n - 1].0 <= by[n].0 {
+        return None;
+    }
+    let mut top: Vec<String> = by.iter().take(n).map(|(_, w)| w.to_string()).collect();
+    top.sort();
+    Some(top)
+}
+
+fn strings(v: &serde_json::Value) -> Vec<String> {
+    serde_json::from_value(v.clone()).unwrap()
+}
+
+#[test]
+fn cwe_and_fwe_answers_are_recounted_from_the_words_over_many_seeds() {
+    let t = tmp();
+    for (k, args) in [
+        vec!["cwe", "--tokenizer", "o200k", "--len", "2k,5000"],
+        vec![
+            "cwe",
+            "--common",
+            "4",
+            "--common-repeats",
+            "6",
+            "--rare-repeats",
+            "2",
+            "--tokenizer",
+            "gpt2",
+            "--len",
+            "700,3k",
+        ],
+        vec![
+            "cwe",
+            "--common",
+            "5",
+            "--common-repeats",
+            "2",
+            "--rare-repeats",
+            "1",
+            "--tokenizer",
+            "words",
+            "--len",
+            "600",
+        ],
+        vec!["fwe", "--tokenizer", "cl100k", "--len", "1k,5000"],
+        vec![
+            "fwe",
+            "--alpha",
+            "1.5",
+            "--top",
+            "5",
+            "--tokenizer",
+            "chars",
+            "--len",
+            "3000",
+        ],
+        vec![
+            "fwe",
+            "--alpha",
+            "3",
+            "--top",
+            "1",
+            "--tokenizer",
+            "o200k",
+            "--len",
+            "2k",
+        ],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = out_arg(t.path(), &format!("w{k}"));
+        let seed = (k * 7 + 1).to_string();
+        let mut all = args.clone();
+        all.extend(["--samples", "4", "--seed", &seed]);
+        generate(&out, &all);
+        let tok =
+            Tokenizer::builtin(args[args.iter().position(|a| *a == "--tokenizer").unwrap() + 1])
+                .unwrap();
+        // The largest list that fits: within a few words of the target.
+        check_lengths(&out, &tok, 24);
+        let rows = rows(Path::new(&out));
+        assert!(rows.len() >= 4);
+        for r in &rows {
+            let words = strings(&r.params["words"]);
+            let ignored = strings(&r.params["ignored"]);
+            let mut got = r.answers.clone();
+            got.sort();
+            assert_eq!(
+                top_words(&words, &ignored, got.len()),
+                Some(got),
+                "{}",
+                r.id
+            );
+            assert_eq!(r.metric, "all");
+            if args[0] == "cwe" {
+                assert!(ignored.is_empty());
+                let listed: Vec<String> = words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| format!("{}. {w}", i + 1))
+                    .collect();
+                assert!(r.input.contains(&listed.join("\n")), "{}", r.id);
+            } else {
+                assert_eq!(ignored, ["..."]);
+                assert!(r.input.contains(&words.join(" ")), "{}", r.id);
+            }
+        }
+        verify_ok(&out);
+    }
+}
+
 #[test]
 fn vt_bad_input_is_refused() {
     let t = tmp();
@@ -151,6 +271,21 @@ fn vt_bad_input_is_refused() {
     assert_refused(&["vt", "--hops", "500"], &out, "invalid --hops 500");
     assert_refused(&["vt", "--haystack", "none"], &out, "needs a haystack");
     assert_refused(&["vt", "--len", "100"], &out, "minimum");
+    assert_refused(
+        &["cwe", "--common-repeats", "3", "--rare-repeats", "3"],
+        &out,
+        "invalid --common-repeats 3",
+    );
+    assert_refused(&["cwe", "--common", "0"], &out, "invalid --common 0");
+    assert_refused(&["cwe", "--len", "300"], &out, "minimum");
+    assert_refused(&["cwe", "--depths", "3"], &out, "--depths 3 does not apply");
+    assert_refused(&["fwe", "--alpha", "0.2"], &out, "invalid --alpha 0.2");
+    assert_refused(&["fwe", "--top", "0"], &out, "invalid --top 0");
+    assert_refused(
+        &["fwe", "--haystack", "noise"],
+        &out,
+        "--haystack does not apply",
+    );
 }
 
 /// Golden files: tiny instances of each task, so any drift in output shows in review.

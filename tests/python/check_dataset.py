@@ -109,6 +109,16 @@ def recompute_answers(task, params):
         for var, source in params["assignments"]:
             state[var] = state.get(source, source)
         return [v for v, x in state.items() if x == params["query_value"]]
+    if task in ("cwe", "fwe"):
+        counts = {}
+        for w in params["words"]:
+            if w not in params["ignored"]:
+                counts[w] = counts.get(w, 0) + 1
+        n = params["common"] if task == "cwe" else params["top"]
+        ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+        if len(ranked) > n and ranked[n - 1][1] <= ranked[n][1]:
+            fail(f"{task}: a tie at the cut in {ranked[:n + 1]}")
+        return [w for w, _ in ranked[:n]]
     return None
 
 
@@ -172,7 +182,7 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None):
         params = json.loads(row["params"])
         if row["target_length"] == 0:
             budget = prompt_count  # no length target: the task's native size
-        if row["task"] in ("sort",) and not params.get("hidden"):
+        if row["task"] in ("sort", "cwe", "fwe") and not params.get("hidden"):
             tolerance = max(tolerance, 24)  # discrete: the largest list that fits
         if row["task"] == "needlechain" and not params["diluted"]:
             # Discrete size: the largest chain that fits, so within one fact (and its name).

@@ -6,6 +6,8 @@
 
 pub mod arith;
 pub mod babilong;
+pub mod cwe;
+pub mod fwe;
 pub mod needlechain;
 pub mod niah;
 pub mod posgen;
@@ -107,6 +109,18 @@ impl Params for vt::VtParams {
     }
 }
 
+impl Params for cwe::CweParams {
+    fn parts(&self) -> Result<Vec<Part>, ParamError> {
+        Ok(vec![Part::of(self.build()?)])
+    }
+}
+
+impl Params for fwe::FweParams {
+    fn parts(&self) -> Result<Vec<Part>, ParamError> {
+        Ok(vec![Part::of(self.build()?)])
+    }
+}
+
 impl Params for babilong::params::BabilongParams {
     fn parts(&self) -> Result<Vec<Part>, ParamError> {
         Ok(self.build()?.into_iter().map(Part::of).collect())
@@ -162,6 +176,10 @@ tasks! {
         "bAbI reasoning stories (qa1-qa20) simulated afresh and hidden in text of any length (BABILong)";
     Vt(vt::VtParams) = "vt",
         "variable tracking: chains of assignments hidden in text; name every variable holding a value (RULER)";
+    Cwe(cwe::CweParams) = "cwe",
+        "common words extraction: name the words a long list repeats most often (RULER)";
+    Fwe(fwe::FweParams) = "fwe",
+        "frequent words extraction: name the most frequent coded words of a Zipf-distributed text (RULER)";
 }
 
 impl TaskParams {
