@@ -33,6 +33,12 @@ pub enum Command {
     Arith(Box<ArithArgs>),
     /// bAbI reasoning stories (qa1-qa20), simulated afresh, hidden in text of any length.
     Babilong(Box<BabilongArgs>),
+    /// Variable tracking: chains of assignments hidden in text (RULER's vt).
+    Vt(Box<VtArgs>),
+    /// Common words extraction: the words a long list repeats most (RULER's cwe).
+    Cwe(Box<CweArgs>),
+    /// Frequent words extraction: the most frequent coded words of a Zipf text (RULER's fwe).
+    Fwe(Box<FweArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
     /// Write harness files into a dataset: lm-eval task YAMLs, an inspect task, OpenCompass configs, RULER's layout.
@@ -250,6 +256,45 @@ pub struct BabilongArgs {
     /// Keep every fact within this depth window in percent, like 40..60.
     #[arg(long, default_value = "0..100")]
     pub fact_window: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct VtArgs {
+    /// Chains of assignments; the first chain's value is asked about.
+    #[arg(long, default_value_t = 1)]
+    pub chains: u32,
+    /// Variable-to-variable assignments after each chain's first (its value).
+    #[arg(long, default_value_t = 4)]
+    pub hops: u32,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CweArgs {
+    /// How many common words (the answer).
+    #[arg(long, default_value_t = 10)]
+    pub common: u32,
+    /// How often each common word appears.
+    #[arg(long, default_value_t = 30)]
+    pub common_repeats: u32,
+    /// How often every other word appears (fewer than --common-repeats).
+    #[arg(long, default_value_t = 3)]
+    pub rare_repeats: u32,
+    #[command(flatten)]
+    pub common_args: CommonArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct FweArgs {
+    /// The Zipf exponent of the word counts (1 to 4).
+    #[arg(long, default_value_t = 2.0)]
+    pub alpha: f64,
+    /// How many of the most frequent coded words are asked for.
+    #[arg(long, default_value_t = 3)]
+    pub top: u32,
     #[command(flatten)]
     pub common: CommonArgs,
 }

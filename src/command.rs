@@ -128,6 +128,18 @@ fn task_flags(options: &TaskParams) -> Vec<Flag> {
                 format!("{}..{}", p.fact_window.0, p.fact_window.1),
             )),
         ]),
+        TaskParams::Vt(p) => f.extend([
+            Some(value("--chains", p.chains)),
+            Some(value("--hops", p.hops)),
+        ]),
+        TaskParams::Cwe(p) => f.extend([
+            Some(value("--common", p.common)),
+            Some(value("--common-repeats", p.common_repeats)),
+            Some(value("--rare-repeats", p.rare_repeats)),
+        ]),
+        TaskParams::Fwe(p) => {
+            f.extend([Some(value("--alpha", p.alpha)), Some(value("--top", p.top))])
+        }
     }
     f.into_iter().flatten().collect()
 }

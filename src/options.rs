@@ -5,15 +5,19 @@
 use anyhow::Result;
 use needlework_generators::tasks::arith::ArithParams;
 use needlework_generators::tasks::babilong::params::BabilongParams;
+use needlework_generators::tasks::cwe::CweParams;
+use needlework_generators::tasks::fwe::FweParams;
 use needlework_generators::tasks::needlechain::NeedlechainParams;
 use needlework_generators::tasks::niah::NiahParams;
 use needlework_generators::tasks::posgen::{PosgenParams, PosgenSplit};
 use needlework_generators::tasks::sort::SortParams;
+use needlework_generators::tasks::vt::VtParams;
 use needlework_generators::tasks::TaskParams;
 use needlework_generators::ParamError;
 
 use crate::cli::{
-    ArithArgs, BabilongArgs, Command, CommonArgs, NeedlechainArgs, NiahArgs, PosgenArgs, SortArgs,
+    ArithArgs, BabilongArgs, Command, CommonArgs, CweArgs, FweArgs, NeedlechainArgs, NiahArgs,
+    PosgenArgs, SortArgs, VtArgs,
 };
 use crate::spec;
 use crate::usage::usage;
@@ -52,6 +56,9 @@ pub fn task_command(command: &Command) -> Option<(Result<TaskParams>, &CommonArg
         Command::Sort(a) => (sort(a), &a.common),
         Command::Arith(a) => (arith(a), &a.common),
         Command::Babilong(a) => (babilong(a), &a.common),
+        Command::Vt(a) => (vt(a), &a.common),
+        Command::Cwe(a) => (cwe(a), &a.common_args),
+        Command::Fwe(a) => (fwe(a), &a.common),
         _ => return None,
     })
 }
@@ -214,6 +221,31 @@ pub fn babilong(a: &BabilongArgs) -> Result<TaskParams> {
         }
     }
     Ok(params)
+}
+
+/// `gen vt`.
+pub fn vt(a: &VtArgs) -> Result<TaskParams> {
+    Ok(TaskParams::Vt(VtParams {
+        chains: a.chains,
+        hops: a.hops,
+    }))
+}
+
+/// `gen cwe`.
+pub fn cwe(a: &CweArgs) -> Result<TaskParams> {
+    Ok(TaskParams::Cwe(CweParams {
+        common: a.common,
+        common_repeats: a.common_repeats,
+        rare_repeats: a.rare_repeats,
+    }))
+}
+
+/// `gen fwe`.
+pub fn fwe(a: &FweArgs) -> Result<TaskParams> {
+    Ok(TaskParams::Fwe(FweParams {
+        alpha: a.alpha,
+        top: a.top,
+    }))
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ fn recipe(d: &mut Draw) -> Vec<String> {
     let seed = d.next().to_string();
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    match d.below(6) {
+    match d.below(9) {
         0 => {
             let variant = d.pick(&["single", "multikey", "multivalue", "multiquery", "none"]);
             push(&[
@@ -209,6 +209,21 @@ fn recipe(d: &mut Draw) -> Vec<String> {
                 "--split",
                 d.pick(&["train", "test", "both"]),
             ]);
+        }
+        6 => {
+            push(&["vt", "--chains", d.pick(&["1", "2", "3"])]);
+            push(&["--hops", d.pick(&["1", "4", "7"]), "--len"]);
+            push(&[&lengths(d, 900, 9000), "--depths", &depths(d)]);
+            push(&["--haystack", &haystack]);
+        }
+        7 => {
+            push(&["cwe", "--common", d.pick(&["3", "10"]), "--common-repeats"]);
+            push(&[d.pick(&["6", "30"]), "--rare-repeats", d.pick(&["1", "3"])]);
+            push(&["--len", &lengths(d, 2500, 9000)]);
+        }
+        8 => {
+            push(&["fwe", "--alpha", d.pick(&["2", "1.5", "3"]), "--top"]);
+            push(&[d.pick(&["1", "3", "5"]), "--len", &lengths(d, 600, 9000)]);
         }
         _ => {
             let task = d.pick(&[

@@ -34,6 +34,17 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "default",
         include_str!("../templates/arith/default.j2"),
     ),
+    ("vt", "default", include_str!("../templates/vt/default.j2")),
+    (
+        "cwe",
+        "default",
+        include_str!("../templates/cwe/default.j2"),
+    ),
+    (
+        "fwe",
+        "default",
+        include_str!("../templates/fwe/default.j2"),
+    ),
 ];
 
 /// The built-in template `name` of `task`.

@@ -61,7 +61,7 @@ fn ruler_task_for(info: &ConfigInfo, haystack: Option<RulerHaystack>) -> Option<
         return Some(t);
     }
     if info.task != "niah" {
-        return None;
+        return ruler_other_task(info, haystack);
     }
     let p = &info.params;
     let n = |k: &str| p[k].as_u64();
@@ -89,6 +89,28 @@ fn ruler_task_for(info: &ConfigInfo, haystack: Option<RulerHaystack>) -> Option<
         (4, 1, 4, "words", "numbers", Essay) => "niah_multiquery",
         _ => return None,
     })
+}
+
+/// RULER's vt, cwe, fwe and qa tasks, by their defaults in RULER's `synthetic.yaml`: vt is one
+/// chain of four hops in noise; cwe 10 common words repeated 30 times among words repeated 3
+/// times; fwe Zipf counts with alpha 2 and the top 3 asked; qa_1 over SQuAD, qa_2 over
+/// HotpotQA.
+fn ruler_other_task(info: &ConfigInfo, haystack: Option<RulerHaystack>) -> Option<&'static str> {
+    let p = &info.params;
+    let n = |k: &str| p[k].as_u64();
+    match info.task.as_str() {
+        "vt" if (n("chains")?, n("hops")?, haystack?) == (1, 4, RulerHaystack::Noise) => Some("vt"),
+        "cwe" if (n("common")?, n("common_repeats")?, n("rare_repeats")?) == (10, 30, 3) => {
+            Some("cwe")
+        }
+        "fwe" if p["alpha"].as_f64()? == 2.0 && n("top")? == 3 => Some("fwe"),
+        "qa" => match p["format"].as_str()? {
+            "squad" => Some("qa_1"),
+            "hotpotqa" => Some("qa_2"),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The name of each config's folder in RULER's layout: its RULER task where it reproduces one

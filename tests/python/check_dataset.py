@@ -79,6 +79,8 @@ def needle_checks(row):
             (lambda t, s=f"One of the access codes assigned to {n['key']} is {n['value']}.": t.startswith(s))
             for n in params["needles"]
         ]
+    if row["task"] == "vt":
+        return [(lambda t, v=v: t.startswith(f"Set the variable {v} to")) for v, _ in params["assignments"]]
     if row["task"] == "arith" and params["op"] == "sum":
         return [(lambda t, n=n: t.startswith(f"Add {n} to the tally.")) for n in params["operands"]]
     if row["task"] == "needlechain":
@@ -112,6 +114,26 @@ def gen_prompts(gen, directory):
         r = json.loads(line)
         prompts[r["id"]] = r["prompt"]
     return prompts
+
+
+def recompute_answers(task, params):
+    """The gold items worked out from a row's params alone (vt, cwe, fwe), or None."""
+    if task == "vt":
+        state = {}
+        for var, source in params["assignments"]:
+            state[var] = state.get(source, source)
+        return [v for v, x in state.items() if x == params["query_value"]]
+    if task in ("cwe", "fwe"):
+        counts = {}
+        for w in params["words"]:
+            if w not in params["ignored"]:
+                counts[w] = counts.get(w, 0) + 1
+        n = params["common"] if task == "cwe" else params["top"]
+        ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+        if len(ranked) > n and ranked[n - 1][1] <= ranked[n][1]:
+            fail(f"{task}: a tie at the cut in {ranked[:n + 1]}")
+        return [w for w, _ in ranked[:n]]
+    return None
 
 
 def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
@@ -190,7 +212,7 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
         params = json.loads(row["params"])
         if row["target_length"] == 0:
             budget = prompt_count  # no length target: the task's native size
-        if row["task"] in ("sort",) and not params.get("hidden"):
+        if row["task"] in ("sort", "cwe", "fwe") and not params.get("hidden"):
             tolerance = max(tolerance, 24)  # discrete: the largest list that fits
         if row["task"] == "needlechain" and not params["diluted"]:
             # Discrete size: the largest chain that fits, so within one fact (and its name).
@@ -203,6 +225,9 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
         for check, offset in zip(checks, row["needle_offsets"]):
             if not check(text_from(offset).lstrip()):
                 fail(f"row {row['id']}: needle not at token offset {offset}: {text_from(offset)[:80]!r}")
+        recomputed = recompute_answers(row["task"], params)
+        if recomputed is not None and sorted(recomputed) != sorted(row["answers"]):
+            fail(f"row {row['id']}: answers {row['answers']} but params give {recomputed}")
         if row["metric"] == "all":
             for a in row["answers"]:
                 if a not in text:

@@ -6,10 +6,13 @@
 
 pub mod arith;
 pub mod babilong;
+pub mod cwe;
+pub mod fwe;
 pub mod needlechain;
 pub mod niah;
 pub mod posgen;
 pub mod sort;
+pub mod vt;
 
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +103,24 @@ impl Params for arith::ArithParams {
     }
 }
 
+impl Params for vt::VtParams {
+    fn parts(&self) -> Result<Vec<Part>, ParamError> {
+        Ok(vec![Part::of(self.build()?)])
+    }
+}
+
+impl Params for cwe::CweParams {
+    fn parts(&self) -> Result<Vec<Part>, ParamError> {
+        Ok(vec![Part::of(self.build()?)])
+    }
+}
+
+impl Params for fwe::FweParams {
+    fn parts(&self) -> Result<Vec<Part>, ParamError> {
+        Ok(vec![Part::of(self.build()?)])
+    }
+}
+
 impl Params for babilong::params::BabilongParams {
     fn parts(&self) -> Result<Vec<Part>, ParamError> {
         Ok(self.build()?.into_iter().map(Part::of).collect())
@@ -153,6 +174,12 @@ tasks! {
         "add, subtract or multiply at any digit count and layout; or sum numbers hidden in text";
     Babilong(babilong::params::BabilongParams) = "babilong",
         "bAbI reasoning stories (qa1-qa20) simulated afresh and hidden in text of any length (BABILong)";
+    Vt(vt::VtParams) = "vt",
+        "variable tracking: chains of assignments hidden in text; name every variable holding a value (RULER)";
+    Cwe(cwe::CweParams) = "cwe",
+        "common words extraction: name the words a long list repeats most often (RULER)";
+    Fwe(fwe::FweParams) = "fwe",
+        "frequent words extraction: name the most frequent coded words of a Zipf-distributed text (RULER)";
 }
 
 impl TaskParams {

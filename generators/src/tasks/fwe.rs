@@ -1,0 +1,330 @@
+//! `fwe`: frequent words extraction, following the structure of RULER's task of that name.
+//!
+//! A text of made-up coded words (six random lowercase letters) whose counts follow a Zipf
+//! law: the word of rank k appears ⌊N · k^-alpha / H⌋ times, H = Σ k^-alpha over the
+//! vocabulary. As in RULER, the top-ranked word is noise (`...`), rendered but not counted
+//! (`params.ignored`), and the vocabulary holds one word per 50 tokens of the budget. The answer
+//! is the `top` most frequent coded words; sizes whose counts would tie at the cut are never
+//! used, so the answer is unambiguous. N is the size: the largest text that fits is taken.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use crate::fit::{largest_fitting, render_facts, Fitted};
+use crate::rng::{Coordinates, Stream};
+use crate::template::{vars, Vars};
+use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+use serde::{Deserialize, Serialize};
+
+/// RULER's answer budget for frequent words extraction.
+pub const MAX_NEW_TOKENS: u32 = 50;
+/// The noise word: rendered at the top rank, never counted.
+pub const NOISE: &str = "...";
+/// Letters of a coded word (RULER's default).
+const WORD_LETTERS: usize = 6;
+/// Budget tokens per vocabulary word (RULER's vocabulary size is the budget over 50).
+const TOKENS_PER_VOCAB_WORD: usize = 50;
+/// Most words asked for.
+pub const MAX_TOP: u32 = 50;
+
+/// fwe's parameters, spelled as manifests and `params` record them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FweParams {
+    /// The Zipf exponent of the counts.
+    pub alpha: f64,
+    /// How many of the most frequent coded words are asked for.
+    pub top: u32,
+}
+
+impl Default for FweParams {
+    /// RULER's defaults: alpha 2, the top 3 asked.
+    fn default() -> Self {
+        FweParams { alpha: 2.0, top: 3 }
+    }
+}
+
+impl FweParams {
+    /// Check every parameter and make the task.
+    pub fn build(&self) -> Result<Fwe, ParamError> {
+        if !(self.alpha >= 1.0 && self.alpha <= 4.0) {
+            return Err(ParamError::new(
+                "alpha",
+                self.alpha,
+                "a Zipf exponent from 1 to 4",
+            ));
+        }
+        if self.top == 0 || self.top > MAX_TOP {
+            return Err(ParamError::new("top", self.top, format!("1 to {MAX_TOP}")));
+        }
+        Ok(Fwe {
+            params: self.clone(),
+        })
+    }
+}
+
+/// Validated fwe parameters.
+#[derive(Debug, Clone)]
+pub struct Fwe {
+    /// The checked parameters.
+    pub params: FweParams,
+}
+
+/// `k^-alpha`: by repeated multiplication for whole exponents (exact, the same on every
+/// platform), else `powf`.
+fn weight(k: usize, alpha: f64) -> f64 {
+    if alpha.fract() == 0.0 {
+        let mut p = 1.0f64;
+        for _ in 0..alpha as u32 {
+            p *= k as f64;
+        }
+        1.0 / p
+    } else {
+        (k as f64).powf(-alpha)
+    }
+}
+
+impl Fwe {
+    fn content_params(&self) -> serde_json::Value {
+        json!({"alpha": self.params.alpha, "top": self.params.top})
+    }
+
+    /// Vocabulary size for a budget: one word per 50 tokens, and at least the noise word, the
+    /// asked words and one more.
+    fn vocab_size(&self, budget: usize) -> usize {
+        (budget / TOKENS_PER_VOCAB_WORD).max(self.params.top as usize + 2)
+    }
+
+    /// Counts per rank (1-based rank k at index k-1) for a nominal size `n`.
+    fn counts(&self, n: usize, vocab: usize) -> Vec<usize> {
+        let weights: Vec<f64> = (1..=vocab).map(|k| weight(k, self.params.alpha)).collect();
+        let h: f64 = weights.iter().sum();
+        weights
+            .iter()
+            .map(|w| (n as f64 * w / h).floor() as usize)
+            .collect()
+    }
+
+    /// The smallest size from which the asked words' counts stand strictly above the next
+    /// word's (their expected counts differ by at least one, so their floors differ).
+    fn smallest_size(&self, vocab: usize) -> usize {
+        let h: f64 = (1..=vocab).map(|k| weight(k, self.params.alpha)).sum();
+        let last = self.params.top as usize + 1; // rank of the last asked word
+        let gap = weight(last, self.params.alpha) - weight(last + 1, self.params.alpha);
+        (h / gap).ceil() as usize + 1
+    }
+
+    /// The vocabulary: the noise word, then distinct coded words, ranked.
+    fn vocabulary(&self, vocab: usize, coords: &Coordinates<'_>) -> Vec<String> {
+        let mut rng = coords.rng(Stream::Content);
+        let mut used = BTreeSet::new();
+        let mut words = vec![NOISE.to_string()];
+        while words.len() < vocab {
+            let w: String = (0..WORD_LETTERS)
+                .map(|_| char::from(b'a' + rng.below(26) as u8))
+                .collect();
+            if used.insert(w.clone()) {
+                words.push(w);
+            }
+        }
+        words
+    }
+
+    fn text(&self, vocab: &[String], n: usize, coords: &Coordinates<'_>) -> Vec<String> {
+        let mut list = Vec::new();
+        for (w, c) in vocab.iter().zip(self.counts(n, vocab.len())) {
+            list.extend(std::iter::repeat_n(w.clone(), c));
+        }
+        coords.rng(Stream::Placement).shuffle(&mut list);
+        list
+    }
+
+    fn question(&self) -> (String, String) {
+        let n = self.params.top;
+        (
+            format!("Which {n} coded words occur most often in the text above? Leave out the \"{NOISE}\" marks: they are not words."),
+            format!("The {n} most frequent coded words are:"),
+        )
+    }
+
+    fn render(&self, run: &Run, list: &[String]) -> Result<Fitted, GenError> {
+        let (question, prefix) = self.question();
+        let frame = run.frame(&vars([("question", &question)]), &prefix)?;
+        render_facts(&run.tokenizer, &frame, &[list.join(" ")])
+    }
+}
+
+impl Task for Fwe {
+    fn name(&self) -> &'static str {
+        "fwe"
+    }
+
+    fn variant(&self) -> String {
+        format!("a{}_top{}", self.params.alpha, self.params.top).replace('.', "_")
+    }
+
+    fn params(&self) -> serde_json::Value {
+        self.content_params()
+    }
+
+    fn uses_haystack(&self) -> bool {
+        false
+    }
+
+    fn default_reserve(&self) -> u32 {
+        MAX_NEW_TOKENS.max(10 * self.params.top)
+    }
+
+    fn example_vars(&self) -> Vars {
+        vars([("question", "Which 3 coded words occur most often?")])
+    }
+
+    fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
+        let params = canonical_json(&self.content_params());
+        let coords = Coordinates {
+            task: "fwe",
+            params: &params,
+            seed: run.seed,
+            length: 0,
+            depth: None,
+            sample: 0,
+        };
+        // The vocabulary grows with the budget, and the smallest size with it: estimate at a
+        // small budget, then again at that estimate.
+        let mut minimum = 0u64;
+        for _ in 0..2 {
+            let budget = minimum.saturating_sub(run.reserve) as usize;
+            let vocab = self.vocabulary(self.vocab_size(budget), &coords);
+            let n = self.smallest_size(vocab.len());
+            let fitted = self.render(run, &self.text(&vocab, n, &coords))?;
+            minimum =
+                minimum.max((fitted.prompt_tokens as u64 * 11).div_ceil(10) + 16 + run.reserve);
+        }
+        Ok(minimum)
+    }
+
+    fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
+        let params = canonical_json(&self.content_params());
+        let coords = run.coordinates("fwe", &params, cell);
+        let budget = (cell.length as usize).saturating_sub(run.reserve as usize);
+        let vocab = self.vocabulary(self.vocab_size(budget), &coords);
+        let reserve = run.reserve as usize;
+        let min = self.smallest_size(vocab.len());
+        // Every word is at least one token: no more words than the length.
+        let max = (cell.length as usize + 1).max(min);
+        let (n, (list, fitted)) = largest_fitting(min, max, cell.length as usize, |n| {
+            let list = self.text(&vocab, n, &coords);
+            let fitted = self.render(run, &list)?;
+            let len = fitted.prompt_tokens + reserve;
+            Ok(((list, fitted), len))
+        })?;
+        let top = self.params.top as usize;
+        let answers: Vec<String> = vocab[1..=top].to_vec();
+        let (question, answer_prefix) = self.question();
+        let mut p = self.content_params();
+        p["size"] = json!(n);
+        p["vocabulary"] = json!(vocab.len());
+        p["words"] = json!(list);
+        p["ignored"] = json!([NOISE]);
+        Ok(Instance {
+            input: fitted.input,
+            question,
+            answer_prefix,
+            target: answers.join(", "),
+            answers,
+            metric: Metric::All,
+            length: fitted.length as u64,
+            prompt_tokens: fitted.prompt_tokens as u64,
+            params: canonical_json(&p),
+            ..Instance::at(self, run, cell)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::cwe::most_frequent;
+    use crate::{templates, Template, Tokenizer};
+
+    fn run(tok: Tokenizer, seed: u64) -> Run {
+        Run {
+            haystack: None,
+            tokenizer: tok,
+            template: Template::compile("fwe", templates::builtin("fwe", "default").unwrap())
+                .unwrap(),
+            seed,
+            reserve: 50,
+            reader: Default::default(),
+        }
+    }
+
+    #[test]
+    fn answers_are_the_most_frequent_coded_words_over_many_seeds() {
+        for seed in 0..10u64 {
+            let tok =
+                [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Chars][seed as usize % 3].clone();
+            let run = run(tok, seed);
+            let params = FweParams {
+                alpha: [2.0, 1.5, 3.0][seed as usize % 3],
+                top: 1 + (seed % 4) as u32,
+            };
+            let task = params.build().unwrap();
+            let cell = Cell {
+                length: 1200 + 700 * seed,
+                depth: None,
+                sample: seed,
+            };
+            let inst = task.generate(&run, &cell).unwrap();
+            let p: serde_json::Value = serde_json::from_str(&inst.params).unwrap();
+            let words: Vec<String> = serde_json::from_value(p["words"].clone()).unwrap();
+            let ignored: Vec<String> = serde_json::from_value(p["ignored"].clone()).unwrap();
+            assert_eq!(ignored, [NOISE]);
+            assert!(words.iter().any(|w| w == NOISE));
+            let mut got = inst.answers.clone();
+            got.sort();
+            assert_eq!(
+                most_frequent(&words, &ignored, params.top as usize),
+                Some(got),
+                "seed {seed}"
+            );
+            assert_eq!(
+                inst.length as usize,
+                run.tokenizer.count(&inst.input).unwrap()
+            );
+            let filled = inst.prompt_tokens + 50;
+            assert!(
+                filled <= cell.length && filled + 24 >= cell.length,
+                "{filled} {cell:?}"
+            );
+            assert!(inst.input.contains(&words.join(" ")));
+        }
+    }
+
+    #[test]
+    fn whole_exponents_are_exact() {
+        assert_eq!(weight(4, 2.0), 1.0 / 16.0);
+        assert_eq!(weight(3, 1.0), 1.0 / 3.0);
+        let task = FweParams::default().build().unwrap();
+        let c = task.counts(10_000, 80);
+        assert!(c.windows(2).all(|w| w[0] >= w[1]));
+        assert!(c[3] > c[4]);
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let e = FweParams { alpha: 0.5, top: 3 }.build().unwrap_err();
+        assert_eq!(e.param, "alpha");
+        let e = FweParams {
+            alpha: f64::NAN,
+            top: 3,
+        }
+        .build()
+        .unwrap_err();
+        assert_eq!(e.param, "alpha");
+        assert_eq!(
+            FweParams { alpha: 2.0, top: 0 }.build().unwrap_err().param,
+            "top"
+        );
+    }
+}
