@@ -405,14 +405,14 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
         let ruler = ruler_credit(&g.gold(), p.map_or("", String::as_str));
         if g.control {
             controls.entry(g.config.clone()).or_default().add(ok, ruler);
-            continue;
+        } else {
+            overall.add(ok, ruler);
+            grid.entry(g.config.clone())
+                .or_default()
+                .entry((g.length, g.depth.map(|d| (d * 1000.0).round() as u64)))
+                .or_default()
+                .add(ok, ruler);
         }
-        overall.add(ok, ruler);
-        grid.entry(g.config.clone())
-            .or_default()
-            .entry((g.length, g.depth.map(|d| (d * 1000.0).round() as u64)))
-            .or_default()
-            .add(ok, ruler);
         verdicts.push(RowScore {
             id: &g.id,
             config: &g.config,
