@@ -41,6 +41,8 @@ pub enum Command {
     Fwe(Box<FweArgs>),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
+    /// Publish a private split's seed into its manifest (checked against the commitment).
+    Reveal(RevealArgs),
     /// Write harness files into a dataset: lm-eval task YAMLs, an inspect task, OpenCompass configs, RULER's layout.
     Export(ExportArgs),
     /// Score predictions against a dataset: accuracy per config x length x depth, and a heatmap.
@@ -111,6 +113,21 @@ pub struct CommonArgs {
     /// Also write one JSON Lines file per Parquet file.
     #[arg(long)]
     pub jsonl: bool,
+    /// A private split: a 256-bit seed from the operating system, kept only in --seed-file;
+    /// the dataset carries a commitment to it, never the seed.
+    #[arg(long, conflicts_with = "seed")]
+    pub private: bool,
+    /// Where the private seed is kept (outside --out); an existing seed file is reused, so the
+    /// shards of one private suite share one seed.
+    #[arg(long, requires = "private")]
+    pub seed_file: Option<PathBuf>,
+    /// Share no instance with these datasets (per task: niah key-value pairs and values,
+    /// babilong stories, chains, seed tuples, item lists, operand tuples); repeatable.
+    #[arg(long, num_args = 1.., value_name = "DIR")]
+    pub disjoint_from: Vec<String>,
+    /// Add a control row per instance: no-context (the question without its context).
+    #[arg(long, value_name = "KIND")]
+    pub controls: Option<String>,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -312,6 +329,18 @@ pub struct VerifyArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    /// A private split's seed file: check the commitment and regenerate every row.
+    #[arg(long)]
+    pub seed_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RevealArgs {
+    /// The private dataset's directory.
+    pub dir: PathBuf,
+    /// The seed file it was made with.
+    #[arg(long)]
+    pub seed_file: PathBuf,
 }
 
 /// Paths that replace the recorded ones when an input moved since the dataset was made.

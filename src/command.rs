@@ -164,7 +164,8 @@ fn full(recipe: &Recipe, jsonl: bool, default_depths: Option<Vec<f64>>) -> Vec<F
         (!native).then(|| value("--len", lengths.join(","))),
         depths_given.map(|d| value("--depths", depths(d))),
         Some(value("--samples", r.samples)),
-        Some(value("--seed", r.seed)),
+        (r.private.is_none()).then(|| value("--seed", r.seed)),
+        switch("--private", r.private.is_some()),
         Some(value("--tokenizer", &r.tokenizer)),
         Some(value("--reserve", r.reserve)),
         Some(value("--haystack", &r.haystack)),
@@ -177,8 +178,14 @@ fn full(recipe: &Recipe, jsonl: bool, default_depths: Option<Vec<f64>>) -> Vec<F
         Some(value("--compression", &r.compression)),
         r.rows_per_file.map(|n| value("--rows-per-file", n)),
         Some(value("--canary", &r.canary)),
+        r.controls.as_ref().map(|c| value("--controls", c)),
         switch("--jsonl", jsonl),
     ]);
+    f.extend(
+        r.disjoint_from
+            .iter()
+            .map(|e| Some(value("--disjoint-from", &e.path))),
+    );
     f.into_iter().flatten().collect()
 }
 
@@ -201,6 +208,16 @@ fn recipe_of(argv: &[String], like: &Recipe) -> anyhow::Result<Recipe> {
     let (options, common) =
         task_command(&cli.command).ok_or_else(|| anyhow::anyhow!("not a generating command"))?;
     let (mut recipe, _) = plan(options?, common, InputNames::AsRecorded)?;
+    // What a command cannot say (the commitment to a private seed, what the excluded
+    // datasets held) is the recipe's own.
+    if recipe.private.is_some() {
+        recipe.private.clone_from(&like.private);
+    }
+    if recipe.disjoint_from.len() == like.disjoint_from.len() {
+        for (r, l) in recipe.disjoint_from.iter_mut().zip(&like.disjoint_from) {
+            r.identity.clone_from(&l.identity);
+        }
+    }
     complete(
         &mut recipe,
         &like.tokenizer_id,

@@ -3,12 +3,14 @@
 use std::sync::mpsc::sync_channel;
 
 use anyhow::{Context, Result};
+use needlework_generators::fresh::no_context_control;
 use needlework_generators::hash::{content_hash, Provenance};
-use needlework_generators::{canonical_json, Cell, GenError, Run, Task};
+use needlework_generators::{canonical_json, Cell, GenError, Instance, Run, Task};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::command::canonical_command;
+use crate::disjoint::{Exclusion, MAX_DRAWS};
 use crate::manifest::{card, FileEntry, Generator, Manifest, FORMAT, NOT_DATA};
 use crate::prepare::Job;
 use crate::progress::Progress;
@@ -30,9 +32,105 @@ pub fn cell_at(recipe: &Recipe, i: u64) -> Cell {
     }
 }
 
-/// Generate the row at `cell`, with its identity.
-pub fn make_row(task: &dyn Task, run: &Run, recipe: &Recipe, cell: &Cell) -> Result<Row> {
-    let instance = task.generate(run, cell).map_err(|e| {
+/// The rows of the instance at `cell`: its own row, and its control row with `--controls`.
+/// With `--disjoint-from`, an instance that shares an identity with the excluded datasets is
+/// drawn again at the next free sample of its cell's draw sequence (sample + k × samples,
+/// k = 1, 2, …: never another row's sample, so a task's distinct samples stay distinct) and
+/// keeps its own `sample_index`; when [`MAX_DRAWS`] draws all collide, or the task runs out
+/// of samples, the space is too small: exit 2.
+pub fn make_rows(plan: &Plan, task: &dyn Task, cell: &Cell) -> Result<Vec<Row>> {
+    let Plan {
+        recipe,
+        run,
+        exclusion,
+        ..
+    } = *plan;
+    let mut extra = recipe.provenance_extra(exclusion.map(|e| e.hash.as_str()));
+    let mut draw = 0u64;
+    let instance = loop {
+        let at = Cell {
+            sample: cell.sample + draw * recipe.samples,
+            ..*cell
+        };
+        let generated = generate_one(task, run, &at);
+        let Some(exclusion) = exclusion else {
+            break generated?;
+        };
+        let mut instance = match generated {
+            Ok(i) => i,
+            Err(e) if draw > 0 => return Err(exhausted(task, cell, draw, &format!(" ({e:#})"))),
+            Err(e) => return Err(e),
+        };
+        if !exclusion.shares(task, &instance) {
+            instance.sample_index = cell.sample;
+            break instance;
+        }
+        draw += 1;
+        if draw >= MAX_DRAWS {
+            return Err(exhausted(task, cell, draw, ""));
+        }
+    };
+    if draw > 0 {
+        extra.push(("redraw", draw.to_string()));
+    }
+    let mut rows = vec![row(task, run, recipe, cell, instance, &extra)];
+    if let Some(kind) = &recipe.controls {
+        let control = no_context_control(run, &rows[0].instance).map_err(|e| {
+            anyhow::Error::new(e).context(format!("making the control row of {}", rows[0].id))
+        })?;
+        extra.push(("control", kind.clone()));
+        rows.push(row(task, run, recipe, cell, control, &extra));
+    }
+    Ok(rows)
+}
+
+/// The refusal when no draw of an instance avoids the excluded datasets.
+fn exhausted(task: &dyn Task, cell: &Cell, draws: u64, why: &str) -> anyhow::Error {
+    usage(format!(
+        "--disjoint-from: no instance of {} {} at length {}, depth {:?}, sample {} avoids the excluded datasets' instances after {draws} draws{why}: the space of instances these options allow is too small",
+        task.name(),
+        task.variant(),
+        cell.length,
+        cell.depth,
+        cell.sample
+    ))
+}
+
+/// A row of `instance`, with its identity.
+fn row(
+    task: &dyn Task,
+    run: &Run,
+    recipe: &Recipe,
+    cell: &Cell,
+    instance: Instance,
+    extra: &[(&str, String)],
+) -> Row {
+    let params = canonical_json(&task.params());
+    let provenance = Provenance {
+        task: task.name(),
+        variant: &task.variant(),
+        params: &params,
+        seed: recipe.seed,
+        cell,
+        template_hash: &recipe.template_hash,
+        haystack_id: &recipe.haystack_id,
+        tokenizer_id: &recipe.tokenizer_id,
+        reserve: recipe.reserve,
+        reader_id: &run.reader.id(),
+        extra,
+    }
+    .hash();
+    Row {
+        id: provenance[..16].to_string(),
+        content_hash: content_hash(&instance),
+        provenance_hash: provenance,
+        instance,
+    }
+}
+
+/// Generate the instance at `cell`; a refusal of what the user asked for is bad input.
+fn generate_one(task: &dyn Task, run: &Run, cell: &Cell) -> Result<Instance> {
+    task.generate(run, cell).map_err(|e| {
         let at = format!(
             "generating {} at length {}, depth {:?}, sample {}",
             task.name(),
@@ -49,26 +147,6 @@ pub fn make_row(task: &dyn Task, run: &Run, recipe: &Recipe, cell: &Cell) -> Res
             | GenError::TooShort { .. } => usage(format!("{at}: {e}")),
             e => anyhow::Error::new(e).context(at),
         }
-    })?;
-    let params = canonical_json(&task.params());
-    let provenance = Provenance {
-        task: task.name(),
-        variant: &task.variant(),
-        params: &params,
-        seed: recipe.seed,
-        cell,
-        template_hash: &recipe.template_hash,
-        haystack_id: &recipe.haystack_id,
-        tokenizer_id: &recipe.tokenizer_id,
-        reserve: recipe.reserve,
-        reader_id: &run.reader.id(),
-    }
-    .hash();
-    Ok(Row {
-        id: provenance[..16].to_string(),
-        content_hash: content_hash(&instance),
-        provenance_hash: provenance,
-        instance,
     })
 }
 
@@ -133,6 +211,8 @@ pub struct Plan<'a> {
     pub parts: &'a [(String, Box<dyn Task>)],
     /// Inputs shared by every instance.
     pub run: &'a Run,
+    /// The identities rows must not share (`--disjoint-from`).
+    pub exclusion: Option<&'a Exclusion>,
 }
 
 /// Who generates: the worker pool, its size (for batch sizes) and the progress bar.
@@ -172,7 +252,7 @@ pub fn write_parts(
     jsonl: bool,
     version: &str,
 ) -> Result<Written> {
-    let Plan { recipe, parts, run } = *plan;
+    let Plan { recipe, parts, .. } = *plan;
     let Workers {
         pool,
         threads,
@@ -185,7 +265,7 @@ pub fn write_parts(
             configs.push(c);
         }
     }
-    let n = recipe.row_count();
+    let n = recipe.instance_count();
     let mut dataset_hash = Xxh3::new();
     let mut files = Vec::new();
     let mut mirrors = Vec::new();
@@ -204,9 +284,9 @@ pub fn write_parts(
             pool,
             n,
             batch_size(recipe, threads),
-            |i| make_row(task.as_ref(), run, recipe, &cell_at(recipe, i)),
+            |i| make_rows(plan, task.as_ref(), &cell_at(recipe, i)),
             |batch| {
-                for row in batch {
+                for row in batch.into_iter().flatten() {
                     progress.advance(row.instance.length);
                     dataset_hash.update(row.content_hash.as_bytes());
                     writer.push(row)?;
@@ -256,6 +336,7 @@ pub fn generate(job: Job) -> Result<()> {
         threads,
         quiet,
         jsonl,
+        exclusion,
         ..
     } = job;
     // The command the manifest will record, before any work: a recipe no command makes is a bug.
@@ -273,6 +354,7 @@ pub fn generate(job: Job) -> Result<()> {
             recipe: &recipe,
             parts: &parts,
             run: &run,
+            exclusion: exclusion.as_ref(),
         },
         &Workers {
             pool: &pool,

@@ -7,6 +7,7 @@ mod cli;
 mod command;
 mod corpus;
 mod dataset_files;
+mod disjoint;
 mod export;
 mod generate;
 mod heatmap;
@@ -16,11 +17,13 @@ mod options;
 mod parquet_read;
 mod paths;
 mod prepare;
+mod private;
 mod progress;
 mod prompts;
 mod recipe;
 mod schema;
 mod score;
+mod sealed;
 mod spec;
 mod tally;
 mod usage;
@@ -111,7 +114,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )));
             }
             check_threads(args.threads)?;
-            let ok = verify::verify(&args.dir, args.threads, args.quiet, &args.inputs)?;
+            let ok = verify::verify(
+                &args.dir,
+                args.threads,
+                args.quiet,
+                &args.inputs,
+                args.seed_file.as_deref(),
+            )?;
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Reveal(args) => {
+            let ok = sealed::reveal(&args.dir, &args.seed_file)?;
             Ok(if ok {
                 ExitCode::SUCCESS
             } else {

@@ -15,9 +15,11 @@ use needlework_generators::{
 
 use crate::cli::CommonArgs;
 use crate::corpus;
+use crate::disjoint::Exclusion;
 use crate::options::worded;
 use crate::paths;
-use crate::recipe::{build_parts, derived_canary, Recipe, BUILTIN_HAYSTACKS};
+use crate::private::{Private, SeedFile};
+use crate::recipe::{build_parts, derived_canary, Excluded, Recipe, BUILTIN_HAYSTACKS};
 use crate::spec;
 use crate::usage::usage;
 use crate::writer::OutLock;
@@ -39,6 +41,8 @@ pub struct Job {
     pub quiet: bool,
     /// Also write JSON Lines mirrors.
     pub jsonl: bool,
+    /// The identities the rows must not share (`--disjoint-from`), if any.
+    pub exclusion: Option<Exclusion>,
     /// The lock on `out`, held until the job (and so the generation) is dropped.
     pub _lock: OutLock,
 }
@@ -129,7 +133,7 @@ pub fn prepare_run(
     tokenizer: &str,
     haystack: &str,
     template: &str,
-    (seed, reserve): (u64, u64),
+    (seed, reserve): (needlework_generators::rng::Seed, u64),
     (chat_template, system): (Option<&str>, Option<&str>),
 ) -> Result<Run> {
     let tokenizer = load_tokenizer(tokenizer)?;
@@ -335,8 +339,33 @@ pub fn plan(
             .as_deref()
             .map(str::to_ascii_lowercase)
             .unwrap_or_default(),
+        // Filled in once the seed is known (a command rendered from a recipe takes the
+        // recipe's own).
+        private: common.private.then(|| Private {
+            commitment: String::new(),
+            salt: String::new(),
+            seed: None,
+        }),
+        disjoint_from: common
+            .disjoint_from
+            .iter()
+            .map(|p| Excluded {
+                path: record(p, &|_| false),
+                identity: String::new(),
+            })
+            .collect(),
+        controls: common.controls.clone(),
         options,
     };
+    if let Some(c) = &recipe.controls {
+        if let Some((_, t)) = parts.iter().find(|(_, t)| !t.has_context()) {
+            return Err(usage(format!(
+                "--controls {c} does not apply: {} {} has no context to leave out (its question is the whole prompt)",
+                t.name(),
+                t.variant()
+            )));
+        }
+    }
     recipe.check().map_err(usage)?;
     for (_, part) in &parts {
         part.check_samples(recipe.samples).map_err(worded)?;
@@ -364,12 +393,59 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
     let (mut recipe, parts) = plan(options, common, InputNames::Record)?;
     let task = parts[0].1.as_ref();
     let haystack = haystack_of(common, task);
+    if common.private && common.seed_file.is_none() {
+        return Err(usage(
+            "--private needs --seed-file PATH: the file the secret seed is written to (or read from, to reuse it)",
+        ));
+    }
+    let out = common.out.clone().unwrap_or_else(|| {
+        let name = if common.private {
+            format!("{}-private", task.name())
+        } else {
+            format!("{}-s{}", task.name(), common.seed)
+        };
+        PathBuf::from("datasets").join(name)
+    });
+    let seed_file = match &common.seed_file {
+        Some(path) => Some(SeedFile::open(path, &out)?),
+        None => None,
+    };
+    let seed = match &seed_file {
+        Some(f) => {
+            recipe.private = Some(f.secret.record());
+            f.secret.run_seed()
+        }
+        None => common.seed.into(),
+    };
+    let exclusion = if common.disjoint_from.is_empty() {
+        None
+    } else {
+        let given: Vec<(String, String)> = common
+            .disjoint_from
+            .iter()
+            .zip(&recipe.disjoint_from)
+            .map(|(g, r)| (g.clone(), r.path.clone()))
+            .collect();
+        for (g, _) in &given {
+            if crate::private::inside(Path::new(g), &out)
+                || crate::private::inside(&out, Path::new(g))
+            {
+                return Err(usage(format!(
+                    "--disjoint-from {g} overlaps --out {}: a split cannot be kept disjoint from itself",
+                    out.display()
+                )));
+            }
+        }
+        let (exclusion, records) = crate::disjoint::load_given(&given)?;
+        recipe.disjoint_from = records;
+        Some(exclusion)
+    };
     let run = prepare_run(
         task,
         &common.tokenizer,
         &haystack,
         &common.template,
-        (common.seed, recipe.reserve),
+        (seed, recipe.reserve),
         (common.chat_template.as_deref(), common.system.as_deref()),
     )?;
     let (mut minimum, mut needs) = (0, String::new());
@@ -403,9 +479,6 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         }
     }
 
-    let out = common.out.clone().unwrap_or_else(|| {
-        PathBuf::from("datasets").join(format!("{}-s{}", task.name(), common.seed))
-    });
     let lock = check_out(&out, common, &haystack)?;
     complete(
         &mut recipe,
@@ -414,6 +487,10 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         &run.template.content_hash,
     );
     recipe.chat_template_hash = run.reader.chat.as_ref().map(|c| c.content_hash.clone());
+    // Every check has passed: a newly drawn seed is kept now, before any row is written.
+    if let Some(f) = &seed_file {
+        f.keep()?;
+    }
     Ok(Job {
         recipe,
         parts,
@@ -422,6 +499,7 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         threads,
         quiet: common.quiet,
         jsonl: common.jsonl,
+        exclusion,
         _lock: lock,
     })
 }

@@ -8,7 +8,9 @@ use needlework_generators::{templates, Task, Tokenizer};
 use serde::{Deserialize, Serialize};
 
 use crate::options::worded;
+use crate::private::{parse_hex, Private, Secret};
 use crate::spec::{MAX_DEPTHS, MAX_LENGTH};
+use needlework_generators::rng::Seed;
 
 /// Haystack names that are not paths.
 pub const BUILTIN_HAYSTACKS: &[&str] = &["generated", "noise", "needles", "none"];
@@ -66,7 +68,30 @@ pub struct Recipe {
     pub rows_per_file: Option<u64>,
     /// The dataset's canary GUID.
     pub canary: String,
+    /// A private split's commitment and salt (and its seed, once revealed); absent for a
+    /// public split, whose `seed` regenerates it. In a private recipe `seed` is 0 and unused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private: Option<Private>,
+    /// Datasets this split shares no instance with (`--disjoint-from`), each with the hash
+    /// of the identities it excludes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disjoint_from: Vec<Excluded>,
+    /// Control rows added after each instance's row (`no-context`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controls: Option<String>,
 }
+
+/// One dataset a split is kept disjoint from, as the recipe records it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Excluded {
+    /// Its directory, recorded like any input path.
+    pub path: String,
+    /// xxh3-128 over the sorted identity keys of its instances, hex.
+    pub identity: String,
+}
+
+/// The control kinds `--controls` takes.
+pub const CONTROLS: &[&str] = &["no-context"];
 
 impl Recipe {
     /// The dataset config name, e.g. `niah_single`.
@@ -133,17 +158,77 @@ impl Recipe {
                 self.compression
             ));
         }
+        if let Some(c) = self.controls.as_deref().filter(|c| !CONTROLS.contains(c)) {
+            return Err(format!("invalid --controls '{c}': expected no-context"));
+        }
+        if self.private.is_some() && self.seed != 0 {
+            return Err(format!(
+                "invalid --seed {} with --private: a private split has no public seed",
+                self.seed
+            ));
+        }
         if self.rows_per_file == Some(0) {
             return Err("invalid --rows-per-file 0: expected a positive number".into());
         }
         Ok(())
     }
 
-    /// Number of rows one part of the recipe produces.
-    pub fn row_count(&self) -> u64 {
+    /// A private record read back from a manifest: its commitment, salt and any revealed seed
+    /// are 64 lower-case hex digits each (a command line's recipe fills them in later).
+    pub fn check_private(&self) -> std::result::Result<(), String> {
+        if let Some(p) = &self.private {
+            let hex64 = |s: &str| {
+                s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            };
+            if !hex64(&p.commitment)
+                || !hex64(&p.salt)
+                || p.seed.as_deref().is_some_and(|s| !hex64(s))
+            {
+                return Err("invalid private seed record: the commitment, salt and seed are 64 lower-case hex digits".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of instances one part of the recipe produces.
+    pub fn instance_count(&self) -> u64 {
         self.lengths.len() as u64
             * self.depths.as_ref().map_or(1, |d| d.len() as u64)
             * self.samples
+    }
+
+    /// Rows per instance: its own, and its control row with `--controls`.
+    pub fn rows_per_instance(&self) -> u64 {
+        1 + u64::from(self.controls.is_some())
+    }
+
+    /// Number of rows one part of the recipe produces (control rows included).
+    pub fn row_count(&self) -> u64 {
+        self.instance_count() * self.rows_per_instance()
+    }
+
+    /// The seed the run derives its streams from: the public `seed`, a private split's
+    /// revealed seed, or the secret given (checked against the commitment by the caller).
+    /// `None` for a private split whose seed is neither revealed nor given.
+    pub fn run_seed(&self, secret: Option<&Secret>) -> Option<Seed> {
+        match (&self.private, secret) {
+            (None, _) => Some(Seed::public(self.seed)),
+            (Some(_), Some(s)) => Some(s.run_seed()),
+            (Some(p), None) => p.seed.as_deref().and_then(parse_hex).map(Seed::private),
+        }
+    }
+
+    /// Facts besides the fixed fields that determine every row, for its provenance: the
+    /// private commitment and the excluded datasets.
+    pub fn provenance_extra(&self, exclusion_hash: Option<&str>) -> Vec<(&'static str, String)> {
+        let mut extra = Vec::new();
+        if let Some(p) = &self.private {
+            extra.push(("private", p.commitment.clone()));
+        }
+        if let Some(h) = exclusion_hash.filter(|_| !self.disjoint_from.is_empty()) {
+            extra.push(("disjoint_from", h.to_string()));
+        }
+        extra
     }
 }
 
@@ -177,6 +262,14 @@ pub fn derived_canary(recipe: &Recipe) -> String {
     // A chat template is always a file: its hash stands for it.
     if let Some(path) = r.chat_template.as_mut() {
         path.clear();
+    }
+    // Revealing a private seed changes no row: the commitment stands for the seed.
+    if let Some(p) = r.private.as_mut() {
+        p.seed = None;
+    }
+    // Excluded datasets are named by what they exclude, wherever they were found.
+    for e in &mut r.disjoint_from {
+        e.path.clear();
     }
     let json = serde_json::to_string(&r).unwrap_or_default();
     let h = xxhash_rust::xxh3::xxh3_128(json.as_bytes());

@@ -25,6 +25,7 @@ use crate::parquet_read::{Columns, ParquetFile};
 use crate::schema::parse_metric;
 use crate::tally::{GridScore, Tally};
 use crate::usage::usage;
+use needlework_generators::fresh::CONTROL_VARIANT_SUFFIX;
 
 /// What scoring needs of one dataset row.
 struct GoldRow {
@@ -40,6 +41,8 @@ struct GoldRow {
     answer_prefix: String,
     max_new_tokens: u32,
     input_chars: usize,
+    /// A control row (`--controls`): scored apart from the instances.
+    control: bool,
 }
 
 impl GoldRow {
@@ -111,8 +114,13 @@ pub struct Scores {
     /// Whether rows without a prediction were left out (`--only-present`) instead of
     /// counted as wrong.
     pub only_present: bool,
-    /// Per config, by name.
+    /// Per config, by name (control rows left out).
     pub configs: BTreeMap<String, ConfigScores>,
+    /// Control rows (`--controls`), per config, apart from the instances: a model that answers
+    /// them answers without the context, from memory, so the split leaked. Absent without
+    /// control rows.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub controls: BTreeMap<String, Tally>,
     /// Dataset rows with no prediction (counted as wrong, or left out with `only_present`).
     pub missing: Vec<String>,
     /// Prediction ids that are not in the dataset (ignored).
@@ -121,8 +129,9 @@ pub struct Scores {
 
 /// The columns scoring reads. `input` (which can hold millions of bytes per row) is read one
 /// batch at a time for its length only: the echo rule bounds an answer by half the prompt.
-const GOLD_COLUMNS: [&str; 11] = [
+const GOLD_COLUMNS: [&str; 12] = [
     "id",
+    "variant",
     "input",
     "max_new_tokens",
     "question",
@@ -158,6 +167,7 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
             let depth = columns.f64s("depth_percent")?;
             let budget = columns.i32s("max_new_tokens")?;
             let input = s("input")?;
+            let variant = s("variant")?;
             for i in 0..columns.num_rows() {
                 let metric = parse_metric(metric.value(i))
                     .with_context(|| format!("{} row {i}", path.display()))?;
@@ -174,6 +184,7 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
                     answer_prefix: prefix.value(i).to_string(),
                     max_new_tokens: budget.value(i).max(0) as u32,
                     input_chars: input.value(i).chars().count(),
+                    control: variant.value(i).ends_with(CONTROL_VARIANT_SUFFIX),
                 };
                 match seen.get(&row.id) {
                     Some(&k) => out[k] = row,
@@ -370,6 +381,7 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
     let mut overall = Tally::default();
     let mut coverage = Coverage::default();
     let mut config_coverage: BTreeMap<String, Coverage> = BTreeMap::new();
+    let mut controls: BTreeMap<String, Tally> = BTreeMap::new();
     // config -> (length, depth bits) -> tally
     let mut grid: BTreeMap<String, BTreeMap<(u64, Option<u64>), Tally>> = BTreeMap::new();
     for c in &m.configs {
@@ -391,12 +403,16 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
         // A row without a prediction is wrong, and earns no partial credit.
         let ok = p.is_some_and(|p| is_correct(&g.gold(), p));
         let ruler = ruler_credit(&g.gold(), p.map_or("", String::as_str));
-        overall.add(ok, ruler);
-        grid.entry(g.config.clone())
-            .or_default()
-            .entry((g.length, g.depth.map(|d| (d * 1000.0).round() as u64)))
-            .or_default()
-            .add(ok, ruler);
+        if g.control {
+            controls.entry(g.config.clone()).or_default().add(ok, ruler);
+        } else {
+            overall.add(ok, ruler);
+            grid.entry(g.config.clone())
+                .or_default()
+                .entry((g.length, g.depth.map(|d| (d * 1000.0).round() as u64)))
+                .or_default()
+                .add(ok, ruler);
+        }
         verdicts.push(RowScore {
             id: &g.id,
             config: &g.config,
@@ -439,6 +455,7 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
         coverage,
         only_present: options.only_present,
         configs,
+        controls,
         missing,
         unknown,
     };
@@ -551,6 +568,12 @@ fn print_table(s: &Scores) {
         }
     }
     line("overall", "all", "all", &s.overall);
+    for (config, t) in &s.controls {
+        line(&format!("{config} control"), "all", "all", t);
+    }
+    if !s.controls.is_empty() {
+        println!("control rows (the question without its context) are scored apart: answering them means answering from memory");
+    }
     let c = s.coverage;
     println!(
         "coverage: {} of {} rows predicted ({:.1}%){}",

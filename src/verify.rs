@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::cli::InputOverrides;
 use crate::command::canonical_command;
 use crate::dataset_files::{check_card, check_file, rows_held, shard_names, unlisted_files};
-use crate::generate::{cell_at, make_row, manifest_of, write_parts, Plan, Workers};
+use crate::generate::{cell_at, make_rows, manifest_of, write_parts, Plan, Workers};
 use crate::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
 use crate::paths;
 use crate::prepare::{load_chat_template, load_haystack, load_template, load_tokenizer};
@@ -29,6 +29,7 @@ use crate::recipe::{build_parts, Recipe, BUILTIN_HAYSTACKS};
 use crate::schema::{from_batch, schema};
 use crate::usage::usage;
 use crate::writer::{writer_properties, Target};
+use needlework_generators::rng::Seed;
 
 /// Most differences between manifests listed one by one.
 const MAX_LISTED: usize = 12;
@@ -109,7 +110,13 @@ fn pick<T>(
 }
 
 /// Load the inputs the recipe names, checked against their recorded identities.
-fn rebuild_run(r: &Recipe, task: &dyn Task, inputs: &InputOverrides, dir: &Path) -> Result<Run> {
+fn rebuild_run(
+    r: &Recipe,
+    task: &dyn Task,
+    inputs: &InputOverrides,
+    dir: &Path,
+    seed: Seed,
+) -> Result<Run> {
     let tokenizer = pick(
         &Recorded {
             what: "tokenizer",
@@ -151,7 +158,7 @@ fn rebuild_run(r: &Recipe, task: &dyn Task, inputs: &InputOverrides, dir: &Path)
         tokenizer,
         haystack,
         template,
-        seed: r.seed,
+        seed,
         reserve: r.reserve,
         reader,
     })
@@ -288,6 +295,7 @@ pub fn verify(
     threads: Option<usize>,
     quiet: bool,
     inputs: &InputOverrides,
+    seed_file: Option<&Path>,
 ) -> Result<bool> {
     let m = Manifest::read(dir)?;
     check_generator(dir, &m)?;
@@ -299,11 +307,11 @@ pub fn verify(
         ))
     };
     r.check().map_err(not_made)?;
+    r.check_private().map_err(not_made)?;
     // Every recipe gen makes is made by a command; one that none makes was edited.
     let jsonl = !m.mirrors.is_empty();
     canonical_command(r, jsonl).map_err(not_made)?;
     let parts = build_parts(&r.options, &r.split)?;
-    let run = rebuild_run(r, parts[0].1.as_ref(), inputs, dir)?;
     // Regenerating costs as much as generating: a manifest claiming more rows than its files
     // hold is reported without remaking them, so an edited manifest cannot make verify run
     // for hours.
@@ -315,6 +323,25 @@ pub fn verify(
         ));
         return Ok(report(dir, &problems, None));
     }
+    let secret = match crate::sealed::seed_given(dir, r, seed_file)? {
+        Ok(secret) => secret,
+        Err(problem) => return Ok(report(dir, &[problem], None)),
+    };
+    let Some(seed) = r.run_seed(secret.as_ref()) else {
+        let (mut problems, expected) = crate::sealed::check_sealed(dir, &m, &parts)?;
+        problems.extend(compare_manifest(dir, &expected));
+        if problems.is_empty() {
+            crate::sealed::print_sealed_ok(dir, &expected);
+            return Ok(true);
+        }
+        return Ok(report(dir, &problems, None));
+    };
+    let exclusion = if r.disjoint_from.is_empty() {
+        None
+    } else {
+        Some(crate::disjoint::load_recorded(&r.disjoint_from, dir)?)
+    };
+    let run = rebuild_run(r, parts[0].1.as_ref(), inputs, dir, seed)?;
 
     let threads = threads.unwrap_or_else(crate::prepare::default_threads);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -325,6 +352,7 @@ pub fn verify(
         recipe: r,
         parts: &parts,
         run: &run,
+        exclusion: exclusion.as_ref(),
     };
     let workers = Workers {
         pool: &pool,
@@ -593,7 +621,11 @@ fn diagnose(
                 .into_par_iter()
                 .map(|k| {
                     let i = base + k;
-                    (i < range.end).then(|| make_row(task, plan.run, r, &cell_at(r, i)))
+                    let per = r.rows_per_instance();
+                    (i < range.end).then(|| {
+                        make_rows(plan, task, &cell_at(r, i / per))
+                            .map(|mut rows| rows.swap_remove((i % per) as usize))
+                    })
                 })
                 .collect()
         });

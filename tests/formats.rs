@@ -46,7 +46,7 @@ fn named_not_mismatched(dir: &Path, format: u32, release: &str) {
     {
         let out = Command::new(GEN)
             .args(["verify", "-q"])
-            .arg(&dir)
+            .arg(dir)
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -64,7 +64,7 @@ pub struct Provenance<'a> {
     pub variant: &'a str,
     /// Canonical JSON of the task's content parameters.
     pub params: &'a str,
-    /// Master seed.
+    /// Master seed (0 for a private split, whose commitment stands in `extra`).
     pub seed: u64,
     /// The instance's coordinates.
     pub cell: &'a crate::Cell,
@@ -79,6 +79,10 @@ pub struct Provenance<'a> {
     /// How the model reads the prompt ([`crate::chat::Reader::id`]): empty without a chat
     /// template.
     pub reader_id: &'a str,
+    /// Further facts that determine the row, as (name, value): a private seed's commitment, the
+    /// datasets it was kept disjoint from, a control row's kind. Empty for a plain row, whose
+    /// hash is then what it always was.
+    pub extra: &'a [(&'a str, String)],
 }
 
 impl Provenance<'_> {
@@ -99,6 +103,9 @@ impl Provenance<'_> {
             .str(self.tokenizer_id)
             .u64(self.reserve)
             .str(self.reader_id);
+        for (name, value) in self.extra {
+            h.str(name).str(value);
+        }
         h.hex()
     }
 }
@@ -192,6 +199,7 @@ mod tests {
             tokenizer_id: "o200k_base",
             reserve: 128,
             reader_id: "",
+            extra: &[],
         }
         .hash();
         assert_eq!(h, GOLDEN);

@@ -21,7 +21,7 @@
 //!     template: Template::compile("niah/default", source).unwrap(),
 //!     haystack: Some(haystack),
 //!     tokenizer,
-//!     seed: 7,
+//!     seed: 7.into(),
 //!     reserve: task.default_reserve() as u64,
 //!     reader: Default::default(),
 //! };
@@ -38,6 +38,7 @@ pub mod choice;
 pub mod bignum;
 pub mod chat;
 pub mod fit;
+pub mod fresh;
 pub mod hash;
 pub mod haystack;
 pub mod rng;
@@ -280,8 +281,8 @@ pub struct Run {
     pub haystack: Option<Haystack>,
     /// The compiled template.
     pub template: Template,
-    /// Master seed.
-    pub seed: u64,
+    /// Master seed: public, or a private secret ([`rng::Seed`]).
+    pub seed: rng::Seed,
     /// Tokens kept free for the answer: every row's `max_new_tokens`; 0 for tasks that size
     /// the answer budget per row means "per row".
     pub reserve: u64,
@@ -371,6 +372,23 @@ pub trait Task: Send + Sync {
     }
     /// Generate the instance at `cell`.
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError>;
+    /// The instance's identity keys, from its recorded columns (a row read back from any
+    /// dataset gives the same keys as the instance made it): a split kept disjoint from
+    /// others shares no key with them. Each key is tagged with its kind (`pair:`, `value:`);
+    /// the caller keeps tasks apart. The default, [`fresh::default_identity`], is every
+    /// recorded fact but the haystack screen: same facts, same instance. A task overrides it
+    /// with what makes two of its instances the same for a model that has seen one (niah: any
+    /// key–value pair or value; posgen: the seed tuple), and returns no key for an instance
+    /// that has none to share.
+    fn identity(&self, instance: &Instance) -> Vec<String> {
+        fresh::default_identity(instance)
+    }
+    /// Whether a no-context control row means anything for this task: true where the input
+    /// holds a context the question is asked about; false where the question is the whole
+    /// problem (arithmetic written out) or there is no question without the context (posgen).
+    fn has_context(&self) -> bool {
+        true
+    }
 }
 
 /// Serialize a JSON value with object keys sorted at every level, so equal values always give

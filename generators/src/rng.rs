@@ -7,7 +7,86 @@
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
+use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::xxh3_128_with_seed;
+
+/// The master seed every stream derives from: a public number (anyone holding it regenerates
+/// the dataset), or a private 256-bit secret drawn from the operating system, which never
+/// appears in a dataset and whose streams are derived with SHA-256 so that no row reveals it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Seed {
+    master: Master,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Master {
+    Public(u64),
+    Private([u8; 32]),
+}
+
+impl Seed {
+    /// A public seed: the streams of every dataset made before private seeds existed.
+    pub const fn public(seed: u64) -> Seed {
+        Seed {
+            master: Master::Public(seed),
+        }
+    }
+
+    /// A private 256-bit seed.
+    pub const fn private(secret: [u8; 32]) -> Seed {
+        Seed {
+            master: Master::Private(secret),
+        }
+    }
+
+    /// The public number, if the seed is public.
+    pub const fn as_public(&self) -> Option<u64> {
+        match self.master {
+            Master::Public(s) => Some(s),
+            Master::Private(_) => None,
+        }
+    }
+
+    /// Whether the seed is a private secret.
+    pub const fn is_private(&self) -> bool {
+        matches!(self.master, Master::Private(_))
+    }
+}
+
+impl From<u64> for Seed {
+    fn from(seed: u64) -> Seed {
+        Seed::public(seed)
+    }
+}
+
+/// A private seed never prints: an error message or a log line must not leak it.
+impl std::fmt::Debug for Seed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.master {
+            Master::Public(s) => write!(f, "Seed::public({s})"),
+            Master::Private(_) => write!(f, "Seed::private(<secret>)"),
+        }
+    }
+}
+
+/// The domain tag of a private seed's commitment.
+pub const COMMITMENT_TAG: &str = "needlework-private-seed-commitment-v1";
+
+/// The public commitment to a private seed: SHA-256 over the domain tag, the salt and the
+/// seed, hex. It binds the dataset to one seed (no other seed gives the same commitment) and,
+/// the seed being 256 random bits, reveals nothing of it.
+pub fn commitment(salt: &[u8; 32], secret: &[u8; 32]) -> String {
+    let mut h = Sha256::new();
+    h.update(COMMITMENT_TAG.as_bytes());
+    h.update(salt);
+    h.update(secret);
+    hex(&h.finalize())
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// Which part of an instance a stream feeds. Separate streams keep, for example, the needle
 /// values of an instance identical whatever haystack or tokenizer is chosen.
@@ -32,8 +111,8 @@ pub struct Coordinates<'a> {
     pub task: &'a str,
     /// Canonical JSON of the task parameters that shape content.
     pub params: &'a str,
-    /// Master seed given by the user.
-    pub seed: u64,
+    /// Master seed given by the user (or drawn for a private split).
+    pub seed: Seed,
     /// Requested length in tokens.
     pub length: u64,
     /// Requested depth in percent, when the task has one.
@@ -45,18 +124,41 @@ pub struct Coordinates<'a> {
 impl Coordinates<'_> {
     /// A 256-bit key for this instance, stable across platforms and versions of this crate's
     /// dependencies (xxh3 is a fixed algorithm).
+    ///
+    /// A private seed's keys are SHA-256 of the secret and the coordinates, so the streams (and
+    /// the rows drawn from them) reveal nothing of the secret; a public seed's keys are as they
+    /// always were, so public datasets keep their bytes.
     pub fn key(&self) -> [u8; 32] {
         let mut buf = Vec::with_capacity(64 + self.params.len());
-        push_field(&mut buf, b"needlework-rng-v1");
-        push_field(&mut buf, self.task.as_bytes());
-        push_field(&mut buf, self.params.as_bytes());
-        push_field(&mut buf, &self.seed.to_le_bytes());
+        let private = match self.seed.master {
+            Master::Public(s) => {
+                push_field(&mut buf, b"needlework-rng-v1");
+                push_field(&mut buf, self.task.as_bytes());
+                push_field(&mut buf, self.params.as_bytes());
+                push_field(&mut buf, &s.to_le_bytes());
+                false
+            }
+            Master::Private(secret) => {
+                push_field(&mut buf, b"needlework-rng-private-v1");
+                push_field(&mut buf, &secret);
+                push_field(&mut buf, self.task.as_bytes());
+                push_field(&mut buf, self.params.as_bytes());
+                true
+            }
+        };
         push_field(&mut buf, &self.length.to_le_bytes());
         match self.depth {
             Some(d) => push_field(&mut buf, &d.to_bits().to_le_bytes()),
             None => push_field(&mut buf, b"-"),
         }
         push_field(&mut buf, &self.sample.to_le_bytes());
+        if private {
+            let digest = Sha256::digest(&buf);
+            buf.iter_mut().for_each(|b| *b = 0);
+            let mut key = [0u8; 32];
+            key.copy_from_slice(&digest);
+            return key;
+        }
         let lo = xxh3_128_with_seed(&buf, 0x6e65_6564_6c65).to_le_bytes();
         let hi = xxh3_128_with_seed(&buf, 0x776f_726b).to_le_bytes();
         let mut key = [0u8; 32];
@@ -176,7 +278,7 @@ mod tests {
         Coordinates {
             task: "niah",
             params: "{}",
-            seed: 7,
+            seed: Seed::public(7),
             length: 32768,
             depth: Some(50.0),
             sample,
@@ -213,6 +315,35 @@ mod tests {
         assert_ne!(a, c);
         assert_ne!(a, d);
         assert_eq!(a, coords(0).rng(Stream::Content).next_u64());
+    }
+
+    #[test]
+    fn private_seeds_give_other_streams() {
+        let public = coords(0).rng(Stream::Content).next_u64();
+        let private = |secret: [u8; 32]| {
+            Coordinates {
+                seed: Seed::private(secret),
+                ..coords(0)
+            }
+            .rng(Stream::Content)
+            .next_u64()
+        };
+        assert_ne!(private([1; 32]), private([2; 32]));
+        assert_ne!(private([7; 32]), public);
+        assert_eq!(private([1; 32]), private([1; 32]));
+        assert_eq!(
+            format!("{:?}", Seed::private([9; 32])),
+            "Seed::private(<secret>)"
+        );
+    }
+
+    #[test]
+    fn commitments_bind_the_seed_and_the_salt() {
+        let c = commitment(&[0; 32], &[1; 32]);
+        assert_eq!(c.len(), 64);
+        assert_ne!(c, commitment(&[0; 32], &[2; 32]));
+        assert_ne!(c, commitment(&[3; 32], &[1; 32]));
+        assert_eq!(c, commitment(&[0; 32], &[1; 32]));
     }
 
     #[test]

@@ -47,7 +47,7 @@ fn niah_run(tokenizer: Tokenizer, haystack: Haystack) -> Run {
             .unwrap(),
         haystack: Some(haystack),
         tokenizer,
-        seed: 3,
+        seed: 3.into(),
         reserve: 128,
         reader: Default::default(),
     }

@@ -302,6 +302,16 @@ impl Arith {
 }
 
 impl Task for Arith {
+    /// The operand tuple (for `sum`, the hidden numbers in order).
+    fn identity(&self, instance: &Instance) -> Vec<String> {
+        crate::fresh::fact_key(instance, "operands", "operands")
+    }
+
+    /// Written-out arithmetic is all question; a sum of hidden numbers has a context.
+    fn has_context(&self) -> bool {
+        self.op == Op::Sum
+    }
+
     fn name(&self) -> &'static str {
         "arith"
     }
@@ -489,7 +499,7 @@ mod tests {
                 templates::builtin("arith", "default").unwrap(),
             )
             .unwrap(),
-            seed: 5,
+            seed: 5.into(),
             reserve: 24,
             reader: Default::default(),
         }

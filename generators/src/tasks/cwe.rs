@@ -316,7 +316,7 @@ mod tests {
             tokenizer: tok,
             template: Template::compile("cwe", templates::builtin("cwe", "default").unwrap())
                 .unwrap(),
-            seed,
+            seed: seed.into(),
             reserve: 120,
             reader: Default::default(),
         }
@@ -370,7 +370,7 @@ mod tests {
         let coords = Coordinates {
             task: "cwe",
             params: "{}",
-            seed: 1,
+            seed: 1.into(),
             length: 0,
             depth: None,
             sample: 0,

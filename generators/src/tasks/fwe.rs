@@ -253,7 +253,7 @@ mod tests {
             tokenizer: tok,
             template: Template::compile("fwe", templates::builtin("fwe", "default").unwrap())
                 .unwrap(),
-            seed,
+            seed: seed.into(),
             reserve: 50,
             reader: Default::default(),
         }

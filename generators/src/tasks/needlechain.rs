@@ -445,6 +445,11 @@ struct Built {
 }
 
 impl Task for NeedleChain {
+    /// The chain: its people, relations and amounts.
+    fn identity(&self, instance: &Instance) -> Vec<String> {
+        crate::fresh::fact_key(instance, "chain", "chain")
+    }
+
     fn name(&self) -> &'static str {
         "needlechain"
     }
@@ -652,7 +657,7 @@ mod tests {
                 templates::builtin("needlechain", "default").unwrap(),
             )
             .unwrap(),
-            seed: 3,
+            seed: 3.into(),
             reserve: 32,
             reader: Default::default(),
         }

@@ -279,7 +279,7 @@ impl Niah {
     }
 
     /// Content of one instance: needles in record order, asked keys, gold values.
-    fn content(&self, cell: &Cell, seed: u64) -> Result<Content, GenError> {
+    fn content(&self, cell: &Cell, seed: crate::rng::Seed) -> Result<Content, GenError> {
         let params = canonical_json(&self.content_params());
         let coords = Coordinates {
             task: "niah",
@@ -353,6 +353,18 @@ struct Content {
 }
 
 impl Task for Niah {
+    /// Every key–value pair and every value: a split that reuses either shares a needle.
+    fn identity(&self, instance: &Instance) -> Vec<String> {
+        let params: serde_json::Value = serde_json::from_str(&instance.params).unwrap_or_default();
+        let mut keys = Vec::new();
+        for needle in params["needles"].as_array().into_iter().flatten() {
+            let (k, v) = (&needle["key"], &needle["value"]);
+            keys.push(format!("pair:{k}={v}"));
+            keys.push(format!("value:{v}"));
+        }
+        keys
+    }
+
     fn name(&self) -> &'static str {
         "niah"
     }
@@ -509,7 +521,7 @@ mod tests {
                 templates::builtin("niah", "default").unwrap(),
             )
             .unwrap(),
-            seed: 7,
+            seed: 7.into(),
             reserve: 128,
             reader: Default::default(),
         }

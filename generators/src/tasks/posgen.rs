@@ -13,7 +13,7 @@
 use serde_json::json;
 
 use crate::fit::{largest_fitting, render_facts, Fitted};
-use crate::rng::{Coordinates, Stream};
+use crate::rng::{Coordinates, Seed, Stream};
 use crate::template::{vars, Vars};
 use crate::Frame;
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
@@ -257,7 +257,7 @@ impl PosGen {
     /// both splits, keyed by what defines that space (master seed, modulus, tuple length), so
     /// the train and test halves are disjoint even when made by separate runs. With `overlap`
     /// each split has a permutation of its own over the whole space.
-    fn tuples(&self, master: u64) -> Tuples<'_> {
+    fn tuples(&self, master: Seed) -> Tuples<'_> {
         let (permuted, space) = self.tuple_space();
         let key = canonical_json(&json!({
             "modulus": self.modulus,
@@ -285,8 +285,8 @@ impl PosGen {
     /// The seed tuple of sample `sample` of this split: distinct for distinct samples, and never
     /// one of the other split's unless `overlap`. Every length of a run shows sample i with the
     /// same seed, so the accuracy curve over length measures length alone.
-    pub fn seed_tuple(&self, master: u64, sample: u64) -> Result<Vec<u64>, GenError> {
-        self.tuples(master).get(sample)
+    pub fn seed_tuple(&self, master: impl Into<Seed>, sample: u64) -> Result<Vec<u64>, GenError> {
+        self.tuples(master.into()).get(sample)
     }
 
     /// The template frame of every instance (the rule, when asked for, is the same for all).
@@ -352,7 +352,7 @@ fn window_tokens(run: &Run, fitted: &Fitted, continuation: &[u64]) -> Result<usi
 /// The seed tuples of one split of one run (see [`PosGen::tuples`]).
 struct Tuples<'a> {
     task: &'a PosGen,
-    master: u64,
+    master: Seed,
     /// Canonical content parameters: the random leading tokens of huge spaces are drawn from
     /// each sample's own stream.
     params: String,
@@ -444,6 +444,16 @@ impl Permutation {
 }
 
 impl Task for PosGen {
+    /// The seed tuple.
+    fn identity(&self, instance: &Instance) -> Vec<String> {
+        crate::fresh::fact_key(instance, "seed", "seed_tokens")
+    }
+
+    /// The seed is the whole prompt: there is no question to ask without it.
+    fn has_context(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "posgen"
     }

@@ -386,6 +386,11 @@ impl Sort {
 }
 
 impl Task for Sort {
+    /// The item list, in the order given.
+    fn identity(&self, instance: &Instance) -> Vec<String> {
+        crate::fresh::fact_key(instance, "items", "items")
+    }
+
     fn name(&self) -> &'static str {
         "sort"
     }
@@ -659,7 +664,7 @@ mod tests {
                 crate::templates::builtin("sort", "default").unwrap(),
             )
             .unwrap(),
-            seed: 1,
+            seed: 1.into(),
             reserve: 0,
             reader: Default::default(),
         }
@@ -669,7 +674,7 @@ mod tests {
         Coordinates {
             task: "sort",
             params,
-            seed: 1,
+            seed: 1.into(),
             length: 0,
             depth: None,
             sample: 0,

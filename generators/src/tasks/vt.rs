@@ -329,7 +329,7 @@ mod tests {
             tokenizer: tok,
             template: Template::compile("vt", templates::builtin("vt", "default").unwrap())
                 .unwrap(),
-            seed: 3,
+            seed: 3.into(),
             reserve: 30,
             reader: Default::default(),
         }
@@ -343,7 +343,7 @@ mod tests {
         {
             let mut run = run(HaystackKind::Generated, tok);
             for seed in 0..12u64 {
-                run.seed = seed;
+                run.seed = seed.into();
                 let chains = 1 + (seed % 3) as u32;
                 let hops = 1 + (seed % 5) as u32;
                 let task = VtParams { chains, hops }.build().unwrap();

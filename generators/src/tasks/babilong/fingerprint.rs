@@ -18,7 +18,7 @@ fn run(haystack: bool) -> Run {
             templates::builtin("babilong", "default").unwrap(),
         )
         .unwrap(),
-        seed: 11,
+        seed: 11.into(),
         reserve: 16,
         reader: Default::default(),
     }

@@ -359,7 +359,8 @@ impl Babilong {
     /// The story of `sample`: it depends on the sample alone, so every length shows the same
     /// story and question. Its size is drawn within the task's story sizes and is exactly the
     /// number of facts told (`fact_count`).
-    pub fn story(&self, seed: u64, sample: u64) -> Result<Story, GenError> {
+    pub fn story(&self, seed: impl Into<crate::rng::Seed>, sample: u64) -> Result<Story, GenError> {
+        let seed = seed.into();
         let params = canonical_json(&self.content_params());
         let coords = Coordinates {
             task: "babilong",
