@@ -9,9 +9,11 @@ mod corpus;
 mod dataset_files;
 mod export;
 mod generate;
+mod head;
 mod heatmap;
 mod inspect;
 mod manifest;
+mod merge;
 mod options;
 mod parquet_read;
 mod paths;
@@ -21,7 +23,9 @@ mod prompts;
 mod recipe;
 mod schema;
 mod score;
+mod shard;
 mod spec;
+mod suite;
 mod tally;
 mod usage;
 mod verify;
@@ -163,6 +167,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Suite(args) => {
+            let job = suite::build_suite_job(&args)?;
+            generate::generate(job)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Merge(args) => {
+            merge::merge(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::List(args) => {
             list(args.what.as_deref())?;
             Ok(ExitCode::SUCCESS)
@@ -198,9 +211,9 @@ fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
 fn list(what: Option<&str>) -> anyhow::Result<()> {
     let all = what.is_none();
     let what = what.unwrap_or("");
-    if !all && !matches!(what, "tasks" | "tokenizers" | "haystacks" | "templates") {
+    if !all && !matches!(what, "tasks" | "tokenizers" | "haystacks" | "templates" | "suites") {
         return Err(usage(format!(
-            "invalid list '{what}': expected tasks, tokenizers, haystacks or templates"
+            "invalid list '{what}': expected tasks, tokenizers, haystacks, templates or suites"
         )));
     }
     if all || what == "tasks" {
@@ -238,6 +251,13 @@ fn list(what: Option<&str>) -> anyhow::Result<()> {
         ] {
             println!("  {name:<12} {about}");
         }
+    }
+    if all || what == "suites" {
+        println!("suites:");
+        for (name, _, about) in suite::BUILTIN_SUITES {
+            println!("  {name:<12} {about}");
+        }
+        println!("  {:<12} a suite file: shared keys, then [[task]] tables", "FILE.toml");
     }
     if all || what == "templates" {
         println!("templates:");

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::head::Suite;
 use crate::recipe::Recipe;
 use crate::schema::Row;
 
@@ -81,8 +82,11 @@ pub struct Manifest {
     /// The command as a recipe: no `--out`, `--threads`, `--quiet` or `--force`, and input
     /// paths as the recipe records them, so it is the same wherever the dataset is made.
     pub command: Vec<String>,
-    /// Every choice that shaped the rows, enough to regenerate them.
+    /// Every choice that shaped the rows, enough to regenerate them (a suite's first entry).
     pub recipe: Recipe,
+    /// For a dataset made by `gen suite`: every entry's recipe (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<Suite>,
     /// Config names (`niah_single`; `babilong_qa1`, `babilong_qa2`, ...), in generation order.
     pub configs: Vec<String>,
     /// Rows over all files.

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Result;
+use clap::Parser;
 use needlework_generators::chat::Reader;
 use needlework_generators::hash::content_hash;
 use needlework_generators::{templates, Run, Task, Tokenizer};
@@ -20,7 +21,13 @@ use rayon::prelude::*;
 use crate::cli::InputOverrides;
 use crate::command::canonical_command;
 use crate::dataset_files::{check_card, check_file, rows_held, shard_names, unlisted_files};
-use crate::generate::{cell_at, make_row, manifest_of, write_parts, Plan, Workers};
+use crate::cli::{Cli, Command};
+use crate::generate::{
+    cell_at, make_row, manifest_of, plan_of, single_head, write_parts, Plan, Workers,
+};
+use crate::head::Head;
+use crate::prepare::Entry;
+use crate::suite::check_recorded;
 use crate::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
 use crate::paths;
 use crate::prepare::{load_chat_template, load_haystack, load_template, load_tokenizer};
@@ -291,23 +298,70 @@ pub fn verify(
 ) -> Result<bool> {
     let m = Manifest::read(dir)?;
     check_generator(dir, &m)?;
-    let r = &m.recipe;
     let not_made = |e: String| {
         usage(format!(
             "{} holds a recipe gen does not make: {e}",
             dir.join("manifest.json").display()
         ))
     };
-    r.check().map_err(not_made)?;
-    // Every recipe gen makes is made by a command; one that none makes was edited.
     let jsonl = !m.mirrors.is_empty();
-    canonical_command(r, jsonl).map_err(not_made)?;
-    let parts = build_parts(&r.options, &r.split)?;
-    let run = rebuild_run(r, parts[0].1.as_ref(), inputs, dir)?;
+    // The recipes: a suite's entries, or the one recipe. Each must be one a command makes.
+    let recorded: Vec<(Option<String>, Recipe)> = match &m.suite {
+        Some(s) => {
+            check_recorded(s).map_err(not_made)?;
+            if s.entries[0].recipe != m.recipe {
+                return Err(not_made("its recipe is not its suite's first entry".into()));
+            }
+            s.entries
+                .iter()
+                .map(|e| (e.config.clone(), e.recipe.clone()))
+                .collect()
+        }
+        None => vec![(None, m.recipe.clone())],
+    };
+    for (_, r) in &recorded {
+        r.check().map_err(not_made)?;
+        // Every recipe gen makes is made by a command; one that none makes was edited.
+        canonical_command(r, jsonl && m.suite.is_none()).map_err(not_made)?;
+    }
+    let head = match &m.suite {
+        Some(s) => {
+            let source = Cli::try_parse_from(&m.command)
+                .ok()
+                .and_then(|cli| match cli.command {
+                    Command::Suite(a) => Some(a.suite),
+                    _ => None,
+                });
+            if source.as_deref() != Some(s.source.as_str()) {
+                return Err(not_made(format!(
+                    "its command is not a gen suite {} command",
+                    s.source
+                )));
+            }
+            Head {
+                command: m.command.clone(),
+                recipe: m.recipe.clone(),
+                suite: Some(s.clone()),
+            }
+        }
+        None => single_head(m.recipe.clone(), jsonl).map_err(|e| not_made(format!("{e:#}")))?,
+    };
+    let mut entries = Vec::with_capacity(recorded.len());
+    for (config, recipe) in recorded {
+        let parts = build_parts(&recipe.options, &recipe.split)?;
+        let run = rebuild_run(&recipe, parts[0].1.as_ref(), inputs, dir)?;
+        entries.push(Entry {
+            config,
+            recipe,
+            parts,
+            run,
+        });
+    }
+    let plans: Vec<Plan> = entries.iter().map(plan_of).collect();
     // Regenerating costs as much as generating: a manifest claiming more rows than its files
     // hold is reported without remaking them, so an edited manifest cannot make verify run
     // for hours.
-    let claimed = r.row_count() * parts.len() as u64;
+    let claimed: u64 = plans.iter().map(Plan::rows).sum();
     let (held, mut problems) = rows_held(dir, &m);
     if claimed > held {
         problems.push(format!(
@@ -320,29 +374,23 @@ pub fn verify(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
-    let progress = Progress::new(r.row_count() * parts.len() as u64, quiet, "verifying");
-    let plan = Plan {
-        recipe: r,
-        parts: &parts,
-        run: &run,
-    };
+    let progress = Progress::new(claimed, quiet, "verifying");
     let workers = Workers {
         pool: &pool,
         threads,
         progress: &progress,
     };
     let version = m.generator.version.clone();
-    let written = write_parts(&plan, &workers, &Target::Hash, jsonl, &version)?;
+    let written = write_parts(&plans, &workers, &Target::Hash, (jsonl, &version), None)?;
     progress.finish();
     let expected = manifest_of(
-        r.clone(),
+        head,
         written,
         Generator {
             version: version.clone(),
             ..Manifest::generator()
         },
-    )
-    .map_err(|e| usage(format!("{e:#}")))?;
+    );
 
     let mut problems: Vec<String> = Vec::new();
     problems.extend(shard_names(&m));
@@ -357,15 +405,17 @@ pub fn verify(
         let range = *start..*start + file.rows;
         *start += file.rows;
         if !check_file(dir, file, &mut problems)? {
-            let (_, task) = parts
+            let (plan, task) = plans
                 .iter()
-                .find(|(s, t)| *s == file.split && r.config_name(t.as_ref()) == file.config)
+                .flat_map(|p| p.parts.iter().map(move |(s, t)| (p, s, t)))
+                .find(|(p, s, t)| **s == file.split && p.config_of(t.as_ref()) == file.config)
+                .map(|(p, _, t)| (p, t))
                 .ok_or_else(|| anyhow::anyhow!("no part makes {}", file.path))?;
             problems.extend(diagnose(
                 dir,
                 file,
                 range,
-                &plan,
+                plan,
                 &pool,
                 task.as_ref(),
                 &version,
