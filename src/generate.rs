@@ -9,9 +9,9 @@ use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::command::canonical_command;
+use crate::head::Head;
 use crate::manifest::{card, FileEntry, Generator, Manifest, FORMAT, NOT_DATA};
 use crate::prepare::{Entry, Job};
-use crate::head::Head;
 use crate::progress::Progress;
 use crate::recipe::Recipe;
 use crate::schema::Row;
@@ -351,7 +351,8 @@ pub fn generate(job: Job) -> Result<()> {
     progress.finish();
     let summary = match shard {
         Some(s) => {
-            let part = crate::shard::PartManifest::new(head, &plans, jsonl, s, total, written, generator);
+            let part =
+                crate::shard::PartManifest::new(head, &plans, jsonl, s, total, written, generator);
             part.write(&staging.dir)?;
             format!(
                 "wrote shard {} of {} (rows {}..{} of {}) to {}",

@@ -211,7 +211,12 @@ fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
 fn list(what: Option<&str>) -> anyhow::Result<()> {
     let all = what.is_none();
     let what = what.unwrap_or("");
-    if !all && !matches!(what, "tasks" | "tokenizers" | "haystacks" | "templates" | "suites") {
+    if !all
+        && !matches!(
+            what,
+            "tasks" | "tokenizers" | "haystacks" | "templates" | "suites"
+        )
+    {
         return Err(usage(format!(
             "invalid list '{what}': expected tasks, tokenizers, haystacks, templates or suites"
         )));
@@ -257,7 +262,10 @@ fn list(what: Option<&str>) -> anyhow::Result<()> {
         for (name, _, about) in suite::BUILTIN_SUITES {
             println!("  {name:<12} {about}");
         }
-        println!("  {:<12} a suite file: shared keys, then [[task]] tables", "FILE.toml");
+        println!(
+            "  {:<12} a suite file: shared keys, then [[task]] tables",
+            "FILE.toml"
+        );
     }
     if all || what == "templates" {
         println!("templates:");

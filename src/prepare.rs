@@ -16,10 +16,10 @@ use needlework_generators::{
 use crate::cli::CommonArgs;
 use crate::corpus;
 use crate::head::Suite;
-use crate::shard::Shard;
 use crate::options::worded;
 use crate::paths;
 use crate::recipe::{build_parts, derived_canary, Recipe, BUILTIN_HAYSTACKS};
+use crate::shard::Shard;
 use crate::spec;
 use crate::usage::usage;
 use crate::writer::OutLock;

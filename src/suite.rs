@@ -18,12 +18,12 @@ use crate::cli::{Cli, CommonArgs, SuiteArgs};
 use crate::command::{depths as render_depths, length as render_length};
 use crate::head::{Skipped, Suite, SuiteEntry};
 use crate::options::{flag, task_command};
+use crate::paths;
 use crate::prepare::{build_entry, builtin_tokenizer, check_out, threads_of, Entry, Job};
 use crate::recipe::{build_parts, derived_canary, BUILTIN_HAYSTACKS};
 use crate::shard::Shard;
 use crate::spec::{parse_depths, parse_lengths};
 use crate::usage::{usage, UsageError};
-use crate::paths;
 
 /// The built-in suites: name, TOML text, what it holds.
 pub const BUILTIN_SUITES: &[(&str, &str, &str)] = &[
@@ -127,7 +127,8 @@ fn word(key: &str, v: &Value) -> Result<Word, String> {
             _ => None,
         }
     };
-    let expected = || format!("invalid {key}: expected a string, a number, true/false or a list of them");
+    let expected =
+        || format!("invalid {key}: expected a string, a number, true/false or a list of them");
     match v {
         Value::Boolean(b) => Ok(Word::Switch(*b.value())),
         Value::Array(a) => {
@@ -169,15 +170,17 @@ fn settings(text: &str, table: &Table, skip: &[&str]) -> Result<Vec<Setting>, (u
 
 /// Parse a suite's TOML (no meaning checked yet beyond its shape). Errors carry their line.
 fn parse(text: &str) -> Result<SuiteFile, (usize, String)> {
-    let doc = Document::parse(text).map_err(|e| (line_of(text, e.span()), e.message().trim().to_string()))?;
+    let doc = Document::parse(text)
+        .map_err(|e| (line_of(text, e.span()), e.message().trim().to_string()))?;
     let root = doc.as_table();
     let top = settings(text, root, &["task"])?;
     let mut tasks = Vec::new();
     if let Some((key, item)) = root.get_key_value("task") {
         let line = line_of(text, key.span());
-        let tables = item
-            .as_array_of_tables()
-            .ok_or((line, "task at the top of a suite: write one [[task]] table per entry".to_string()))?;
+        let tables = item.as_array_of_tables().ok_or((
+            line,
+            "task at the top of a suite: write one [[task]] table per entry".to_string(),
+        ))?;
         for table in tables.iter() {
             let line = line_of(text, table.span());
             let get = |k: &str| -> Result<Option<String>, (usize, String)> {
@@ -191,7 +194,10 @@ fn parse(text: &str) -> Result<SuiteFile, (usize, String)> {
                     }
                 }
             };
-            let task = get("task")?.ok_or((line, "this [[task]] has no task = \"...\" (the subcommand, like niah)".to_string()))?;
+            let task = get("task")?.ok_or((
+                line,
+                "this [[task]] has no task = \"...\" (the subcommand, like niah)".to_string(),
+            ))?;
             let name = get("name")?;
             tasks.push(TaskSpec {
                 line,
@@ -220,7 +226,13 @@ fn task_keys(task: &str) -> Vec<String> {
         .collect();
     sub.get_arguments()
         .filter_map(|a| a.get_long())
-        .map(|l| if task == "babilong" && l == "task" { "tasks".to_string() } else { l.replace('-', "_") })
+        .map(|l| {
+            if task == "babilong" && l == "task" {
+                "tasks".to_string()
+            } else {
+                l.replace('-', "_")
+            }
+        })
         .filter(|k| !common.contains(k))
         .collect()
 }
@@ -258,11 +270,16 @@ fn source(given: &str) -> Result<Source> {
     if !(given.ends_with(".toml") || given.contains('/') || path.exists()) {
         return Err(usage(format!(
             "unknown suite '{given}': expected {} or a path to a .toml suite file",
-            BUILTIN_SUITES.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")
+            BUILTIN_SUITES
+                .iter()
+                .map(|s| s.0)
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
     let bytes = paths::read_input(path, paths::MAX_TEMPLATE_BYTES, "suite file")?;
-    let text = String::from_utf8(bytes).map_err(|_| usage(format!("suite file {given} is not UTF-8")))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| usage(format!("suite file {given} is not UTF-8")))?;
     let recorded = paths::record(given);
     Ok(Source {
         name: path
@@ -295,7 +312,13 @@ fn suite_command(a: &SuiteArgs, src: &Source) -> Result<Vec<String>> {
     }
     if let Some(l) = &a.len {
         let l = parse_lengths(l, true).map_err(usage)?;
-        push("--len", l.iter().map(|&v| render_length(v)).collect::<Vec<_>>().join(","));
+        push(
+            "--len",
+            l.iter()
+                .map(|&v| render_length(v))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
     }
     if let Some(d) = &a.depths {
         push("--depths", render_depths(&parse_depths(d).map_err(usage)?));
@@ -307,7 +330,10 @@ fn suite_command(a: &SuiteArgs, src: &Source) -> Result<Vec<String>> {
         push("--seed", s.to_string());
     }
     if let Some(t) = &a.tokenizer {
-        push("--tokenizer", builtin_tokenizer(t).map_or_else(|| paths::record(t), str::to_string));
+        push(
+            "--tokenizer",
+            builtin_tokenizer(t).map_or_else(|| paths::record(t), str::to_string),
+        );
     }
     if let Some(c) = &a.chat_template {
         push("--chat-template", paths::record(c));
@@ -341,7 +367,10 @@ fn at(shown: &str, line: usize, e: anyhow::Error) -> anyhow::Error {
 /// The value of a dataset-wide or entry key: the command line's, else the entry's, else the
 /// top's.
 fn setting<'a>(key: &str, entry: &'a [Setting], top: &'a [Setting]) -> Option<&'a Setting> {
-    entry.iter().find(|s| s.key == key).or_else(|| top.iter().find(|s| s.key == key))
+    entry
+        .iter()
+        .find(|s| s.key == key)
+        .or_else(|| top.iter().find(|s| s.key == key))
 }
 
 /// The command-line overrides of a suite run, as (key, word).
@@ -416,7 +445,11 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
             return Err(here(format!(
                 "unknown task '{}': expected one of {}",
                 spec.task,
-                tasks::TASKS.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
+                tasks::TASKS
+                    .iter()
+                    .map(|t| t.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         let own = task_keys(&spec.task);
@@ -425,7 +458,10 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         for s in &spec.settings {
             let bad = |m: String| usage(format!("{}:{}: {m}", src.shown, s.line));
             if DATASET_KEYS.contains(&s.key.as_str()) {
-                return Err(bad(format!("{} is one value for the whole dataset: set it at the top of the suite", s.key)));
+                return Err(bad(format!(
+                    "{} is one value for the whole dataset: set it at the top of the suite",
+                    s.key
+                )));
             }
             if ENTRY_KEYS.contains(&s.key.as_str()) {
                 continue;
@@ -445,7 +481,11 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
                 Word::Text(t) => {
                     let t = match PLACEHOLDERS.iter().find(|(p, _)| p == t) {
                         Some((p, opt)) => {
-                            let given = if *p == "{qa_data}" { &a.qa_data } else { &a.qa2_data };
+                            let given = if *p == "{qa_data}" {
+                                &a.qa_data
+                            } else {
+                                &a.qa2_data
+                            };
                             match given {
                                 Some(g) => g.clone(),
                                 None => {
@@ -457,7 +497,11 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
                         None if t.starts_with('{') && t.ends_with('}') => {
                             return Err(bad(format!(
                                 "unknown placeholder {t}: expected {}",
-                                PLACEHOLDERS.iter().map(|p| p.0).collect::<Vec<_>>().join(" or ")
+                                PLACEHOLDERS
+                                    .iter()
+                                    .map(|p| p.0)
+                                    .collect::<Vec<_>>()
+                                    .join(" or ")
                             )))
                         }
                         None => t.clone(),
@@ -509,7 +553,12 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         let parse_entry = |argv: &[String]| -> Result<Cli> {
             Cli::try_parse_from(argv).map_err(|e| {
                 let text = e.render().to_string();
-                let first = text.lines().next().unwrap_or("bad option").trim_start_matches("error: ").to_string();
+                let first = text
+                    .lines()
+                    .next()
+                    .unwrap_or("bad option")
+                    .trim_start_matches("error: ")
+                    .to_string();
                 here(format!("[[task]] {shown_name}: {first}"))
             })
         };
@@ -517,31 +566,35 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         // depths of one sample each, so a config has samples × lengths rows.
         let spread = if depth_per_sample && depths.is_none() {
             let cli = parse_entry(&argv)?;
-            let (options, common) = task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
+            let (options, common) =
+                task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
             let options = options.map_err(|e| at(&src.shown, spec.line, e))?;
-            let parts = build_parts(&options, &common.split).map_err(|e| at(&src.shown, spec.line, e))?;
+            let parts =
+                build_parts(&options, &common.split).map_err(|e| at(&src.shown, spec.line, e))?;
             parts[0].1.uses_haystack()
         } else {
             false
         };
         match (spread, samples) {
-            (true, s) => argv.extend([format!("--depths={}", s.as_deref().unwrap_or("1")), "--samples=1".into()]),
+            (true, s) => argv.extend([
+                format!("--depths={}", s.as_deref().unwrap_or("1")),
+                "--samples=1".into(),
+            ]),
             (false, s) => {
                 argv.extend(depths.map(|d| format!("--depths={d}")));
                 argv.extend(s.map(|s| format!("--samples={s}")));
             }
         }
         let cli = parse_entry(&argv)?;
-        let (options, common) = task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
-        let mut entry = options
-            .and_then(|o| build_entry(o, common))
-            .map_err(|e| {
-                let e = match e.downcast_ref::<UsageError>() {
-                    Some(u) => usage(format!("[[task]] {shown_name}: {u}")),
-                    None => e,
-                };
-                at(&src.shown, spec.line, e)
-            })?;
+        let (options, common) =
+            task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
+        let mut entry = options.and_then(|o| build_entry(o, common)).map_err(|e| {
+            let e = match e.downcast_ref::<UsageError>() {
+                Some(u) => usage(format!("[[task]] {shown_name}: {u}")),
+                None => e,
+            };
+            at(&src.shown, spec.line, e)
+        })?;
         let made: Vec<String> = {
             let mut c: Vec<String> = Vec::new();
             for (_, t) in &entry.parts {
@@ -566,7 +619,14 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
             }
             entry.config = Some(name.clone());
         }
-        for c in entry.config.iter().cloned().map(|c| vec![c]).next().unwrap_or(made) {
+        for c in entry
+            .config
+            .iter()
+            .cloned()
+            .map(|c| vec![c])
+            .next()
+            .unwrap_or(made)
+        {
             if let Some((_, line)) = configs.iter().find(|(o, _)| *o == c) {
                 return Err(here(format!(
                     "config '{c}' is made twice (also by the [[task]] at line {line}): give one of them another name"
@@ -581,7 +641,11 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         return Err(usage(format!(
             "{}: no entry can be made: {}",
             src.shown,
-            skipped.iter().map(|s| format!("{} ({})", s.config, s.why)).collect::<Vec<_>>().join("; ")
+            skipped
+                .iter()
+                .map(|s| format!("{} ({})", s.config, s.why))
+                .collect::<Vec<_>>()
+                .join("; ")
         )));
     }
     // One canary for the dataset: the one given, else one derived from every entry's recipe.
@@ -610,7 +674,9 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
 
 /// Config names: letters, digits and underscores (they become folder, YAML and Python names).
 fn valid_config(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `gen suite`: expand the suite, check everything, and build the job.
@@ -691,13 +757,21 @@ pub fn check_recorded(s: &Suite) -> Result<(), String> {
         let parts = build_parts(&r.options, &r.split).map_err(|e| format!("{e:#}"))?;
         let mut made: Vec<String> = Vec::new();
         for (_, t) in &parts {
-            let c = e.config.clone().unwrap_or_else(|| r.config_name(t.as_ref()));
+            let c = e
+                .config
+                .clone()
+                .unwrap_or_else(|| r.config_name(t.as_ref()));
             if !made.contains(&c) {
                 made.push(c);
             }
         }
-        let own: BTreeSet<String> = parts.iter().map(|(_, t)| r.config_name(t.as_ref())).collect();
-        if e.config.as_deref().is_some_and(|c| !valid_config(c)) || (e.config.is_some() && own.len() > 1) {
+        let own: BTreeSet<String> = parts
+            .iter()
+            .map(|(_, t)| r.config_name(t.as_ref()))
+            .collect();
+        if e.config.as_deref().is_some_and(|c| !valid_config(c))
+            || (e.config.is_some() && own.len() > 1)
+        {
             return Err("a suite entry's config name is not one gen suite gives".into());
         }
         for c in made {

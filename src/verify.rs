@@ -19,21 +19,21 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 
 use crate::cli::InputOverrides;
+use crate::cli::{Cli, Command};
 use crate::command::canonical_command;
 use crate::dataset_files::{check_card, check_file, rows_held, shard_names, unlisted_files};
-use crate::cli::{Cli, Command};
 use crate::generate::{
     cell_at, make_row, manifest_of, plan_of, single_head, write_parts, Plan, Workers,
 };
 use crate::head::Head;
-use crate::prepare::Entry;
-use crate::suite::check_recorded;
 use crate::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
 use crate::paths;
+use crate::prepare::Entry;
 use crate::prepare::{load_chat_template, load_haystack, load_template, load_tokenizer};
 use crate::progress::Progress;
 use crate::recipe::{build_parts, Recipe, BUILTIN_HAYSTACKS};
 use crate::schema::{from_batch, schema};
+use crate::suite::check_recorded;
 use crate::usage::usage;
 use crate::writer::{writer_properties, Target};
 
