@@ -15,6 +15,7 @@ use crate::prepare::{Entry, Job};
 use crate::progress::Progress;
 use crate::recipe::Recipe;
 use crate::schema::Row;
+use crate::shard::{PartManifest, PartPlan};
 use crate::usage::usage;
 use crate::writer::{Layout, ShardWriter, Staging, Target};
 
@@ -351,8 +352,15 @@ pub fn generate(job: Job) -> Result<()> {
     progress.finish();
     let summary = match shard {
         Some(s) => {
-            let part =
-                crate::shard::PartManifest::new(head, &plans, jsonl, s, total, written, generator);
+            let plan = PartPlan {
+                generator,
+                head,
+                configs: written.configs,
+                jsonl,
+                total_rows: total,
+                num_shards: s.count,
+            };
+            let part = PartManifest::new(plan, s, written.files, written.dataset_hash);
             part.write(&staging.dir)?;
             format!(
                 "wrote shard {} of {} (rows {}..{} of {}) to {}",

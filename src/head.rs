@@ -4,9 +4,11 @@
 //! the dataset-wide values; `suite` is absent from one-command manifests, which stay as they
 //! were.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
-use crate::recipe::Recipe;
+use crate::recipe::{build_parts, Recipe};
 
 /// A dataset made by `gen suite`: where its entries came from, and each entry's recipe.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -51,4 +53,58 @@ pub struct Head {
     /// The suite, for a dataset made by `gen suite`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<Suite>,
+}
+
+/// Config names: letters, digits and underscores (they become folder, YAML and Python names).
+pub fn valid_config(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Check a suite's recorded entries as `verify` reads them back: every config named once, and
+/// one canary, compression and file size for the whole dataset (as `gen suite` makes them).
+pub fn check_recorded(s: &Suite) -> Result<(), String> {
+    let Some(first) = s.entries.first() else {
+        return Err("its suite has no entries".into());
+    };
+    let mut seen: Vec<String> = Vec::new();
+    for e in &s.entries {
+        let r = &e.recipe;
+        if r.canary != first.recipe.canary
+            || r.compression != first.recipe.compression
+            || r.rows_per_file != first.recipe.rows_per_file
+            || r.tokenizer_id != first.recipe.tokenizer_id
+            || r.seed != first.recipe.seed
+        {
+            return Err("its suite entries differ in canary, compression, rows per file, tokenizer or seed, which gen suite makes one for the dataset".into());
+        }
+        let parts = build_parts(&r.options, &r.split).map_err(|e| format!("{e:#}"))?;
+        let mut made: Vec<String> = Vec::new();
+        for (_, t) in &parts {
+            let c = e
+                .config
+                .clone()
+                .unwrap_or_else(|| r.config_name(t.as_ref()));
+            if !made.contains(&c) {
+                made.push(c);
+            }
+        }
+        let own: BTreeSet<String> = parts
+            .iter()
+            .map(|(_, t)| r.config_name(t.as_ref()))
+            .collect();
+        if e.config.as_deref().is_some_and(|c| !valid_config(c))
+            || (e.config.is_some() && own.len() > 1)
+        {
+            return Err("a suite entry's config name is not one gen suite gives".into());
+        }
+        for c in made {
+            if seen.contains(&c) {
+                return Err(format!("config '{c}' is made by two suite entries"));
+            }
+            seen.push(c);
+        }
+    }
+    Ok(())
 }

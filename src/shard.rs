@@ -11,7 +11,6 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::cli::ShardArgs;
-use crate::generate::{configs_of, Plan, Written};
 use crate::head::Head;
 use crate::manifest::{FileEntry, Generator, MAX_MANIFEST_BYTES};
 use crate::usage::usage;
@@ -105,32 +104,23 @@ pub struct PartManifest {
 }
 
 impl PartManifest {
-    /// The record of a written shard.
+    /// The record of a written shard: what every part shares, and this part's rows, files
+    /// and the hash over their content hashes.
     pub fn new(
-        head: Head,
-        plans: &[Plan],
-        jsonl: bool,
+        plan: PartPlan,
         shard: Shard,
-        total: u64,
-        written: Written,
-        generator: Generator,
+        files: Vec<FileEntry>,
+        content_hash: String,
     ) -> PartManifest {
-        let range = shard.range(total);
+        let range = shard.range(plan.total_rows);
         PartManifest {
             format: PART_FORMAT.into(),
-            plan: PartPlan {
-                generator,
-                head,
-                configs: configs_of(plans),
-                jsonl,
-                total_rows: total,
-                num_shards: shard.count,
-            },
+            plan,
             shard_index: shard.index,
             start: range.start,
             end: range.end,
-            files: written.files,
-            content_hash: written.dataset_hash,
+            files,
+            content_hash,
         }
     }
 

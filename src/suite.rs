@@ -6,23 +6,22 @@
 //! so a suite entry and a command make the same recipe. Common options on the command line
 //! override the file everywhere. Built-in suites are such files, embedded.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::{Args, CommandFactory, Parser};
 use needlework_generators::tasks;
-use toml_edit::{Document, Item, Table, Value};
 
 use crate::cli::{Cli, CommonArgs, SuiteArgs};
 use crate::command::{depths as render_depths, length as render_length};
-use crate::head::{Skipped, Suite, SuiteEntry};
+use crate::head::{valid_config, Skipped, Suite, SuiteEntry};
 use crate::options::{flag, task_command};
 use crate::paths;
 use crate::prepare::{build_entry, builtin_tokenizer, check_out, threads_of, Entry, Job};
 use crate::recipe::{build_parts, derived_canary, BUILTIN_HAYSTACKS};
 use crate::shard::Shard;
 use crate::spec::{parse_depths, parse_lengths};
+use crate::suite_file::{parse, Setting, Word};
 use crate::usage::{usage, UsageError};
 
 /// The built-in suites: name, TOML text, what it holds.
@@ -77,141 +76,6 @@ const NOT_SUITE_KEYS: &[&str] = &[
 /// Placeholders a value may be, filled from the command line; an entry whose placeholder is
 /// not given is skipped and named.
 const PLACEHOLDERS: &[(&str, &str)] = &[("{qa_data}", "--qa-data"), ("{qa2_data}", "--qa2-data")];
-
-/// A TOML value as a command-line word, or a switch.
-#[derive(Debug, Clone, PartialEq)]
-enum Word {
-    Text(String),
-    Switch(bool),
-}
-
-/// One `key = value` of the suite, with its line.
-#[derive(Debug, Clone)]
-struct Setting {
-    key: String,
-    word: Word,
-    line: usize,
-}
-
-/// One `[[task]]` table.
-#[derive(Debug, Clone)]
-struct TaskSpec {
-    line: usize,
-    task: String,
-    name: Option<String>,
-    settings: Vec<Setting>,
-}
-
-/// A parsed suite file.
-#[derive(Debug, Clone)]
-struct SuiteFile {
-    top: Vec<Setting>,
-    tasks: Vec<TaskSpec>,
-}
-
-/// The 1-based line of byte `at` in `text`.
-fn line_of(text: &str, at: Option<std::ops::Range<usize>>) -> usize {
-    let at = at.map_or(0, |r| r.start.min(text.len()));
-    text[..at].matches('\n').count() + 1
-}
-
-/// A TOML value as a command-line word: strings as they are, numbers in their decimal form,
-/// lists joined by commas; booleans are switches. `depths = [50]` is one depth (`50%`), not a
-/// grid of 50.
-fn word(key: &str, v: &Value) -> Result<Word, String> {
-    let scalar = |v: &Value| -> Option<String> {
-        match v {
-            Value::String(s) => Some(s.value().clone()),
-            Value::Integer(i) => Some(i.value().to_string()),
-            Value::Float(f) => Some(f.value().to_string()),
-            _ => None,
-        }
-    };
-    let expected =
-        || format!("invalid {key}: expected a string, a number, true/false or a list of them");
-    match v {
-        Value::Boolean(b) => Ok(Word::Switch(*b.value())),
-        Value::Array(a) => {
-            let items: Option<Vec<String>> = a.iter().map(scalar).collect();
-            let items = items.ok_or_else(expected)?;
-            if items.is_empty() {
-                return Err(format!("invalid {key}: an empty list"));
-            }
-            if key == "depths" && items.len() == 1 {
-                return Ok(Word::Text(format!("{}%", items[0])));
-            }
-            Ok(Word::Text(items.join(",")))
-        }
-        v => scalar(v).map(Word::Text).ok_or_else(expected),
-    }
-}
-
-/// Read the settings of a table, each with its line; `skip` keys are read by the caller.
-fn settings(text: &str, table: &Table, skip: &[&str]) -> Result<Vec<Setting>, (usize, String)> {
-    let mut out = Vec::new();
-    for (key, item) in table.iter() {
-        if skip.contains(&key) {
-            continue;
-        }
-        let line = line_of(text, table.get_key_value(key).and_then(|(k, _)| k.span()));
-        let value = match item {
-            Item::Value(v) => v,
-            _ => return Err((line, format!("{key} is a table: expected a value"))),
-        };
-        let word = word(key, value).map_err(|e| (line, e))?;
-        out.push(Setting {
-            key: key.to_string(),
-            word,
-            line,
-        });
-    }
-    Ok(out)
-}
-
-/// Parse a suite's TOML (no meaning checked yet beyond its shape). Errors carry their line.
-fn parse(text: &str) -> Result<SuiteFile, (usize, String)> {
-    let doc = Document::parse(text)
-        .map_err(|e| (line_of(text, e.span()), e.message().trim().to_string()))?;
-    let root = doc.as_table();
-    let top = settings(text, root, &["task"])?;
-    let mut tasks = Vec::new();
-    if let Some((key, item)) = root.get_key_value("task") {
-        let line = line_of(text, key.span());
-        let tables = item.as_array_of_tables().ok_or((
-            line,
-            "task at the top of a suite: write one [[task]] table per entry".to_string(),
-        ))?;
-        for table in tables.iter() {
-            let line = line_of(text, table.span());
-            let get = |k: &str| -> Result<Option<String>, (usize, String)> {
-                match table.get_key_value(k) {
-                    None => Ok(None),
-                    Some((key, item)) => {
-                        let line = line_of(text, key.span());
-                        item.as_str()
-                            .map(|s| Some(s.to_string()))
-                            .ok_or((line, format!("{k} must be a string")))
-                    }
-                }
-            };
-            let task = get("task")?.ok_or((
-                line,
-                "this [[task]] has no task = \"...\" (the subcommand, like niah)".to_string(),
-            ))?;
-            let name = get("name")?;
-            tasks.push(TaskSpec {
-                line,
-                task,
-                name,
-                settings: settings(text, table, &["task", "name"])?,
-            });
-        }
-    }
-    if tasks.is_empty() {
-        return Err((1, "the suite has no [[task]] table".into()));
-    }
-    Ok(SuiteFile { top, tasks })
-}
 
 /// The long flags a task's subcommand takes, as suite keys (`key_type`), without the common
 /// ones (which are [`ENTRY_KEYS`] and [`DATASET_KEYS`]).
@@ -672,13 +536,6 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
     Ok((entries, skipped))
 }
 
-/// Config names: letters, digits and underscores (they become folder, YAML and Python names).
-fn valid_config(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// `gen suite`: expand the suite, check everything, and build the job.
 pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
     let threads = threads_of(a.threads)?;
@@ -737,53 +594,6 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
     })
 }
 
-/// Check a suite's recorded entries as `verify` reads them back: every config named once, and
-/// one canary, compression and file size for the whole dataset (as `gen suite` makes them).
-pub fn check_recorded(s: &Suite) -> Result<(), String> {
-    let Some(first) = s.entries.first() else {
-        return Err("its suite has no entries".into());
-    };
-    let mut seen: Vec<String> = Vec::new();
-    for e in &s.entries {
-        let r = &e.recipe;
-        if r.canary != first.recipe.canary
-            || r.compression != first.recipe.compression
-            || r.rows_per_file != first.recipe.rows_per_file
-            || r.tokenizer_id != first.recipe.tokenizer_id
-            || r.seed != first.recipe.seed
-        {
-            return Err("its suite entries differ in canary, compression, rows per file, tokenizer or seed, which gen suite makes one for the dataset".into());
-        }
-        let parts = build_parts(&r.options, &r.split).map_err(|e| format!("{e:#}"))?;
-        let mut made: Vec<String> = Vec::new();
-        for (_, t) in &parts {
-            let c = e
-                .config
-                .clone()
-                .unwrap_or_else(|| r.config_name(t.as_ref()));
-            if !made.contains(&c) {
-                made.push(c);
-            }
-        }
-        let own: BTreeSet<String> = parts
-            .iter()
-            .map(|(_, t)| r.config_name(t.as_ref()))
-            .collect();
-        if e.config.as_deref().is_some_and(|c| !valid_config(c))
-            || (e.config.is_some() && own.len() > 1)
-        {
-            return Err("a suite entry's config name is not one gen suite gives".into());
-        }
-        for c in made {
-            if seen.contains(&c) {
-                return Err(format!("config '{c}' is made by two suite entries"));
-            }
-            seen.push(c);
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -794,19 +604,6 @@ mod tests {
             let f = parse(text).unwrap_or_else(|e| panic!("{name}: {e:?}"));
             assert!(!f.tasks.is_empty(), "{name}");
         }
-    }
-
-    #[test]
-    fn values_become_words_and_lines_are_counted() {
-        let f = parse("seed = 3\nlengths = [\"2k\", \"4k\"]\n\n[[task]]\ntask = \"niah\"\nabsent = true\ndepths = [50]\n").unwrap();
-        assert_eq!(f.top[0].word, Word::Text("3".into()));
-        assert_eq!(f.top[1].word, Word::Text("2k,4k".into()));
-        assert_eq!(f.tasks[0].line, 4);
-        assert_eq!(f.tasks[0].settings[0].line, 6);
-        assert_eq!(f.tasks[0].settings[0].word, Word::Switch(true));
-        assert_eq!(f.tasks[0].settings[1].word, Word::Text("50%".into()));
-        let e = parse("seed = 3\nseed = 4\n").unwrap_err();
-        assert_eq!(e.0, 2, "{e:?}");
     }
 
     #[test]

@@ -11,7 +11,6 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Result;
-use clap::Parser;
 use needlework_generators::chat::Reader;
 use needlework_generators::hash::content_hash;
 use needlework_generators::{templates, Run, Task, Tokenizer};
@@ -19,21 +18,16 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 
 use crate::cli::InputOverrides;
-use crate::cli::{Cli, Command};
-use crate::command::canonical_command;
 use crate::dataset_files::{check_card, check_file, rows_held, shard_names, unlisted_files};
-use crate::generate::{
-    cell_at, make_row, manifest_of, plan_of, single_head, write_parts, Plan, Workers,
-};
-use crate::head::Head;
+use crate::generate::{cell_at, make_row, manifest_of, plan_of, write_parts, Plan, Workers};
 use crate::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
 use crate::paths;
 use crate::prepare::Entry;
 use crate::prepare::{load_chat_template, load_haystack, load_template, load_tokenizer};
 use crate::progress::Progress;
 use crate::recipe::{build_parts, Recipe, BUILTIN_HAYSTACKS};
+use crate::recorded::recorded_recipes;
 use crate::schema::{from_batch, schema};
-use crate::suite::check_recorded;
 use crate::usage::usage;
 use crate::writer::{writer_properties, Target};
 
@@ -305,47 +299,7 @@ pub fn verify(
         ))
     };
     let jsonl = !m.mirrors.is_empty();
-    // The recipes: a suite's entries, or the one recipe. Each must be one a command makes.
-    let recorded: Vec<(Option<String>, Recipe)> = match &m.suite {
-        Some(s) => {
-            check_recorded(s).map_err(not_made)?;
-            if s.entries[0].recipe != m.recipe {
-                return Err(not_made("its recipe is not its suite's first entry".into()));
-            }
-            s.entries
-                .iter()
-                .map(|e| (e.config.clone(), e.recipe.clone()))
-                .collect()
-        }
-        None => vec![(None, m.recipe.clone())],
-    };
-    for (_, r) in &recorded {
-        r.check().map_err(not_made)?;
-        // Every recipe gen makes is made by a command; one that none makes was edited.
-        canonical_command(r, jsonl && m.suite.is_none()).map_err(not_made)?;
-    }
-    let head = match &m.suite {
-        Some(s) => {
-            let source = Cli::try_parse_from(&m.command)
-                .ok()
-                .and_then(|cli| match cli.command {
-                    Command::Suite(a) => Some(a.suite),
-                    _ => None,
-                });
-            if source.as_deref() != Some(s.source.as_str()) {
-                return Err(not_made(format!(
-                    "its command is not a gen suite {} command",
-                    s.source
-                )));
-            }
-            Head {
-                command: m.command.clone(),
-                recipe: m.recipe.clone(),
-                suite: Some(s.clone()),
-            }
-        }
-        None => single_head(m.recipe.clone(), jsonl).map_err(|e| not_made(format!("{e:#}")))?,
-    };
+    let (recorded, head) = recorded_recipes(&m, jsonl).map_err(not_made)?;
     let mut entries = Vec::with_capacity(recorded.len());
     for (config, recipe) in recorded {
         let parts = build_parts(&recipe.options, &recipe.split)?;
