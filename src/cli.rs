@@ -39,6 +39,10 @@ pub enum Command {
     Cwe(Box<CweArgs>),
     /// Frequent words extraction: the most frequent coded words of a Zipf text (RULER's fwe).
     Fwe(Box<FweArgs>),
+    /// Several tasks as one dataset: a built-in suite (ruler, babilong, reasoning) or a .toml file.
+    Suite(Box<SuiteArgs>),
+    /// Join the parts written by --num-shards/--shard-index into the one-machine dataset.
+    Merge(MergeArgs),
     /// Regenerate every row of a dataset from its manifest and compare.
     Verify(VerifyArgs),
     /// Publish a private split's seed into its manifest (checked against the commitment).
@@ -129,6 +133,97 @@ pub struct CommonArgs {
     #[arg(long, value_name = "KIND")]
     pub controls: Option<String>,
     /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+}
+
+/// Which shard of a dataset to make, on one of several machines (`gen merge` joins them).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ShardArgs {
+    /// Split the rows into N shards and make only one (with --shard-index); `gen merge` joins
+    /// the parts into the dataset one machine makes.
+    #[arg(long, requires = "shard_index")]
+    pub num_shards: Option<u64>,
+    /// The shard to make: 0 to N-1 (Kubernetes: $JOB_COMPLETION_INDEX; Slurm: $SLURM_ARRAY_TASK_ID).
+    #[arg(long, requires = "num_shards")]
+    pub shard_index: Option<u64>,
+}
+
+/// `gen suite`: a suite's entries, with the common options that override the suite's.
+#[derive(Debug, Args, Clone)]
+pub struct SuiteArgs {
+    /// A built-in suite (ruler, babilong, reasoning) or a .toml suite file.
+    pub suite: String,
+    /// SQuAD JSON for the suite's `{qa_data}` entries (RULER's qa_1); without it they are skipped.
+    #[arg(long)]
+    pub qa_data: Option<String>,
+    /// HotpotQA JSON for the suite's `{qa2_data}` entries (RULER's qa_2); without it they are skipped.
+    #[arg(long)]
+    pub qa2_data: Option<String>,
+    /// Target lengths for every entry (overrides the suite's `lengths`).
+    #[arg(long)]
+    pub len: Option<String>,
+    /// Depths for every entry that has a haystack (overrides the suite's `depths`).
+    #[arg(long)]
+    pub depths: Option<String>,
+    /// Instances per (length, depth) cell (overrides the suite's `samples`).
+    #[arg(long)]
+    pub samples: Option<u64>,
+    /// Master seed (overrides the suite's `seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Tokenizer for every entry (overrides the suite's `tokenizer`).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// The model's chat template (overrides the suite's `chat_template`).
+    #[arg(long)]
+    pub chat_template: Option<String>,
+    /// A system message for the chat template (overrides the suite's `system`).
+    #[arg(long)]
+    pub system: Option<String>,
+    /// zstd, snappy or none (overrides the suite's `compression`).
+    #[arg(long)]
+    pub compression: Option<String>,
+    /// Rows per Parquet file (overrides the suite's `rows_per_file`).
+    #[arg(long)]
+    pub rows_per_file: Option<u64>,
+    /// Canary GUID (default: derived from the suite's recipes).
+    #[arg(long)]
+    pub canary: Option<String>,
+    /// Dataset directory (default ./datasets/<suite>-s<seed>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace a non-empty --out directory.
+    #[arg(long)]
+    pub force: bool,
+    /// Worker threads (default: all cores); never changes the output.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Also write one JSON Lines file per Parquet file.
+    #[arg(long)]
+    pub jsonl: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+}
+
+/// `gen merge`: shard parts into one dataset.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The part directories written with --num-shards N --shard-index I, one per index.
+    #[arg(required = true)]
+    pub parts: Vec<PathBuf>,
+    /// The dataset directory to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace a non-empty --out directory.
+    #[arg(long)]
+    pub force: bool,
+    /// No summary line.
     #[arg(short, long)]
     pub quiet: bool,
 }

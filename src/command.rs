@@ -21,7 +21,7 @@ use crate::spec::parse_depths;
 type Flag = (&'static str, Option<String>);
 
 /// `1k`, `32k`, `1m`, or the exact integer.
-fn length(v: u64) -> String {
+pub fn length(v: u64) -> String {
     const M: u64 = 1 << 20;
     match v {
         0 => "0".into(),
@@ -33,7 +33,7 @@ fn length(v: u64) -> String {
 
 /// `N` when the depths are the even grid of N, `D%` for one explicit depth, else the list.
 /// Floats print in their shortest form that reads back bit-exactly.
-fn depths(d: &[f64]) -> String {
+pub fn depths(d: &[f64]) -> String {
     let grid = parse_depths(&d.len().to_string()).unwrap_or_default();
     if grid.len() == d.len() && grid.iter().zip(d).all(|(a, b)| a.to_bits() == b.to_bits()) {
         return d.len().to_string();

@@ -11,11 +11,13 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::command::canonical_command;
 use crate::disjoint::{Exclusion, MAX_DRAWS};
+use crate::head::Head;
 use crate::manifest::{card, FileEntry, Generator, Manifest, FORMAT, NOT_DATA};
-use crate::prepare::Job;
+use crate::prepare::{Entry, Job};
 use crate::progress::Progress;
 use crate::recipe::Recipe;
 use crate::schema::Row;
+use crate::shard::{PartManifest, PartPlan};
 use crate::usage::usage;
 use crate::writer::{Layout, ShardWriter, Staging, Target};
 
@@ -202,7 +204,8 @@ pub fn pipeline<T: Send>(
     })
 }
 
-/// What to generate: the recipe, its (split, task) parts, and the prepared run.
+/// What to generate: the recipe, its (split, task) parts, the prepared run, and the config
+/// name a suite gives it.
 #[derive(Clone, Copy)]
 pub struct Plan<'a> {
     /// The recipe.
@@ -213,6 +216,22 @@ pub struct Plan<'a> {
     pub run: &'a Run,
     /// The identities rows must not share (`--disjoint-from`).
     pub exclusion: Option<&'a Exclusion>,
+    /// The config name a suite entry sets (`niah_single_1`), else the task's own.
+    pub config: Option<&'a str>,
+}
+
+impl Plan<'_> {
+    /// The config a part's rows go to.
+    pub fn config_of(&self, task: &dyn Task) -> String {
+        self.config
+            .map_or_else(|| self.recipe.config_name(task), str::to_string)
+    }
+
+    /// Instances over all parts (each makes one row, and a control row with `--controls`):
+    /// what shards divide.
+    pub fn instances(&self) -> u64 {
+        self.recipe.instance_count() * self.parts.len() as u64
+    }
 }
 
 /// Who generates: the worker pool, its size (for batch sizes) and the progress bar.
@@ -241,66 +260,87 @@ pub struct Written {
     pub dataset_hash: String,
 }
 
-/// The bytes of a dataset: every part's rows, generated in parallel and written in order
-/// through [`ShardWriter`]s into `target` (files, or only hashes for `verify`). `version` is
-/// the `gen` version the files name. Generation and `verify` both run this, so verify remakes
-/// exactly the bytes generation wrote.
+/// Config names of a dataset's plans, in generation order, each once.
+pub fn configs_of(plans: &[Plan]) -> Vec<String> {
+    let mut configs: Vec<String> = Vec::new();
+    for plan in plans {
+        for (_, task) in plan.parts {
+            let c = plan.config_of(task.as_ref());
+            if !configs.contains(&c) {
+                configs.push(c);
+            }
+        }
+    }
+    configs
+}
+
+/// The bytes of a dataset: every plan's parts' rows, generated in parallel and written in
+/// order through [`ShardWriter`]s into `target` (files, or only hashes for `verify`). `version`
+/// is the `gen` version the files name. Rows are numbered over the whole dataset (plan, part,
+/// length, depth, sample); only those in `range` are made (a shard's rows; `None`: all).
+/// Generation, shards and `verify` all run this, so verify remakes exactly the bytes
+/// generation wrote.
 pub fn write_parts(
-    plan: &Plan,
+    plans: &[Plan],
     workers: &Workers,
     target: &Target,
-    jsonl: bool,
-    version: &str,
+    (jsonl, version): (bool, &str),
+    range: Option<std::ops::Range<u64>>,
 ) -> Result<Written> {
-    let Plan { recipe, parts, .. } = *plan;
     let Workers {
         pool,
         threads,
         progress,
     } = *workers;
-    let mut configs: Vec<String> = Vec::new();
-    for (_, task) in parts {
-        let c = recipe.config_name(task.as_ref());
-        if !configs.contains(&c) {
-            configs.push(c);
-        }
-    }
-    let n = recipe.instance_count();
+    let total: u64 = plans.iter().map(Plan::instances).sum();
+    let range = range.unwrap_or(0..total);
     let mut dataset_hash = Xxh3::new();
     let mut files = Vec::new();
     let mut mirrors = Vec::new();
     let mut rows = 0u64;
-    let layout = Layout {
-        compression: &recipe.compression,
-        rows_per_file: recipe.rows_per_file,
-        canary: &recipe.canary,
-        jsonl,
-        version,
-    };
-    for (split, task) in parts {
-        let config = recipe.config_name(task.as_ref());
-        let mut writer = ShardWriter::new(target, &config, split, &layout)?;
-        pipeline(
-            pool,
-            n,
-            batch_size(recipe, threads),
-            |i| make_rows(plan, task.as_ref(), &cell_at(recipe, i)),
-            |batch| {
-                for row in batch.into_iter().flatten() {
-                    progress.advance(row.instance.length);
-                    dataset_hash.update(row.content_hash.as_bytes());
-                    writer.push(row)?;
-                }
-                Ok(())
-            },
-        )?;
-        let written = writer.finish()?;
-        files.extend(written.files);
-        mirrors.extend(written.mirrors);
-        rows += written.rows;
+    let mut base = 0u64;
+    for plan in plans {
+        let Plan { recipe, parts, .. } = *plan;
+        let n = recipe.instance_count();
+        let layout = Layout {
+            compression: &recipe.compression,
+            rows_per_file: recipe.rows_per_file,
+            canary: &recipe.canary,
+            jsonl,
+            version,
+        };
+        for (split, task) in parts {
+            let (lo, hi) = (range.start.max(base), range.end.min(base + n));
+            let first = lo.saturating_sub(base);
+            base += n;
+            if lo >= hi {
+                continue;
+            }
+            let config = plan.config_of(task.as_ref());
+            progress.stage(&config);
+            let mut writer = ShardWriter::new(target, &config, split, &layout)?;
+            pipeline(
+                pool,
+                hi - lo,
+                batch_size(recipe, threads),
+                |k| make_rows(plan, task.as_ref(), &cell_at(recipe, first + k)),
+                |batch| {
+                    for row in batch.into_iter().flatten() {
+                        progress.advance(row.instance.length);
+                        dataset_hash.update(row.content_hash.as_bytes());
+                        writer.push(row)?;
+                    }
+                    Ok(())
+                },
+            )?;
+            let written = writer.finish()?;
+            files.extend(written.files);
+            mirrors.extend(written.mirrors);
+            rows += written.rows;
+        }
     }
     Ok(Written {
-        configs,
+        configs: configs_of(plans),
         files,
         mirrors,
         rows,
@@ -308,78 +348,128 @@ pub fn write_parts(
     })
 }
 
-/// The manifest of a written dataset.
-pub fn manifest_of(recipe: Recipe, written: Written, generator: Generator) -> Result<Manifest> {
-    let command = canonical_command(&recipe, !written.mirrors.is_empty())
+/// The head of a one-command dataset: its command rendered from the recipe.
+pub fn single_head(recipe: Recipe, jsonl: bool) -> Result<Head> {
+    let command = canonical_command(&recipe, jsonl)
         .map_err(|e| anyhow::anyhow!("no command makes this recipe: {e}"))?;
-    Ok(Manifest {
-        format: FORMAT.into(),
-        generator,
+    Ok(Head {
         command,
         recipe,
+        suite: None,
+    })
+}
+
+/// An entry as [`write_parts`] takes it.
+pub fn plan_of(e: &Entry) -> Plan<'_> {
+    Plan {
+        recipe: &e.recipe,
+        parts: &e.parts,
+        run: &e.run,
+        config: e.config.as_deref(),
+        exclusion: e.exclusion.as_ref(),
+    }
+}
+
+/// The manifest of a written dataset.
+pub fn manifest_of(head: Head, written: Written, generator: Generator) -> Manifest {
+    Manifest {
+        format: FORMAT.into(),
+        generator,
+        command: head.command,
+        recipe: head.recipe,
+        suite: head.suite,
         configs: written.configs,
         rows: written.rows,
         files: written.files,
         mirrors: written.mirrors,
         not_data: NOT_DATA.iter().map(|s| s.to_string()).collect(),
         dataset_hash: written.dataset_hash,
-    })
+    }
 }
 
-/// Generate a dataset.
+/// Generate a dataset, or one shard's part of it.
 pub fn generate(job: Job) -> Result<()> {
     let Job {
-        recipe,
-        parts,
-        run,
+        suite,
+        entries,
         out,
         threads,
         quiet,
         jsonl,
-        exclusion,
+        shard,
         ..
     } = job;
-    // The command the manifest will record, before any work: a recipe no command makes is a bug.
-    canonical_command(&recipe, jsonl)
-        .map_err(|e| anyhow::anyhow!("no command makes this recipe: {e}"))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
+    let head = match suite {
+        Some((command, suite)) => Head {
+            command,
+            recipe: entries[0].recipe.clone(),
+            suite: Some(suite),
+        },
+        None => single_head(entries[0].recipe.clone(), jsonl)?,
+    };
+    let plans: Vec<Plan> = entries.iter().map(plan_of).collect();
+    let total: u64 = plans.iter().map(Plan::instances).sum();
+    let range = shard.map(|s| s.range(total));
     let staging = Staging::create(&out)?;
-    let progress = Progress::new(recipe.row_count() * parts.len() as u64, quiet, "generating");
+    let count = range.as_ref().map_or(total, |r| r.end - r.start);
+    let progress = Progress::new(count, quiet, "generating");
     let generator = Manifest::generator();
     let written = write_parts(
-        &Plan {
-            recipe: &recipe,
-            parts: &parts,
-            run: &run,
-            exclusion: exclusion.as_ref(),
-        },
+        &plans,
         &Workers {
             pool: &pool,
             threads,
             progress: &progress,
         },
         &Target::Dir(staging.dir.clone()),
-        jsonl,
-        &generator.version,
+        (jsonl && shard.is_none(), &generator.version),
+        range.clone(),
     )?;
     progress.finish();
-    let manifest = manifest_of(recipe, written, generator)?;
-    manifest.write(&staging.dir)?;
-    let card_path = staging.dir.join("README.md");
-    std::fs::write(&card_path, card(&manifest))
-        .with_context(|| format!("cannot write {}", card_path.display()))?;
+    let summary = match shard {
+        Some(s) => {
+            let plan = PartPlan {
+                generator,
+                head,
+                configs: written.configs,
+                jsonl,
+                total_rows: total,
+                num_shards: s.count,
+            };
+            let part = PartManifest::new(plan, s, written.files, written.dataset_hash);
+            part.write(&staging.dir)?;
+            format!(
+                "wrote shard {} of {} (rows {}..{} of {}) to {}",
+                s.index,
+                s.count,
+                part.start,
+                part.end,
+                total,
+                out.display()
+            )
+        }
+        None => {
+            let manifest = manifest_of(head, written, generator);
+            manifest.write(&staging.dir)?;
+            let card_path = staging.dir.join("README.md");
+            std::fs::write(&card_path, card(&manifest))
+                .with_context(|| format!("cannot write {}", card_path.display()))?;
+            format!(
+                "wrote {} rows of {} to {} (dataset hash {})",
+                manifest.rows,
+                manifest.configs.join(", "),
+                out.display(),
+                manifest.dataset_hash
+            )
+        }
+    };
     staging.commit(&out)?;
     if !quiet {
-        eprintln!(
-            "wrote {} rows of {} to {} (dataset hash {})",
-            manifest.rows,
-            manifest.configs.join(", "),
-            out.display(),
-            manifest.dataset_hash
-        );
+        eprintln!("{summary}");
     }
     Ok(())
 }

@@ -9,10 +9,13 @@ mod corpus;
 mod dataset_files;
 mod disjoint;
 mod export;
+mod find_inputs;
 mod generate;
+mod head;
 mod heatmap;
 mod inspect;
 mod manifest;
+mod merge;
 mod options;
 mod parquet_read;
 mod paths;
@@ -21,10 +24,14 @@ mod private;
 mod progress;
 mod prompts;
 mod recipe;
+mod recorded;
 mod schema;
 mod score;
 mod sealed;
+mod shard;
 mod spec;
+mod suite;
+mod suite_file;
 mod tally;
 mod usage;
 mod verify;
@@ -180,6 +187,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Suite(args) => {
+            let job = suite::build_suite_job(&args)?;
+            generate::generate(job)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Merge(args) => {
+            merge::merge(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::List(args) => {
             list(args.what.as_deref())?;
             Ok(ExitCode::SUCCESS)
@@ -215,9 +231,14 @@ fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
 fn list(what: Option<&str>) -> anyhow::Result<()> {
     let all = what.is_none();
     let what = what.unwrap_or("");
-    if !all && !matches!(what, "tasks" | "tokenizers" | "haystacks" | "templates") {
+    if !all
+        && !matches!(
+            what,
+            "tasks" | "tokenizers" | "haystacks" | "templates" | "suites"
+        )
+    {
         return Err(usage(format!(
-            "invalid list '{what}': expected tasks, tokenizers, haystacks or templates"
+            "invalid list '{what}': expected tasks, tokenizers, haystacks, templates or suites"
         )));
     }
     if all || what == "tasks" {
@@ -255,6 +276,16 @@ fn list(what: Option<&str>) -> anyhow::Result<()> {
         ] {
             println!("  {name:<12} {about}");
         }
+    }
+    if all || what == "suites" {
+        println!("suites:");
+        for (name, _, about) in suite::BUILTIN_SUITES {
+            println!("  {name:<12} {about}");
+        }
+        println!(
+            "  {:<12} a suite file: shared keys, then [[task]] tables",
+            "FILE.toml"
+        );
     }
     if all || what == "templates" {
         println!("templates:");

@@ -16,16 +16,20 @@ use needlework_generators::{
 use crate::cli::CommonArgs;
 use crate::corpus;
 use crate::disjoint::Exclusion;
+use crate::head::Suite;
 use crate::options::worded;
 use crate::paths;
 use crate::private::{Private, SeedFile};
 use crate::recipe::{build_parts, derived_canary, Excluded, Recipe, BUILTIN_HAYSTACKS};
+use crate::shard::Shard;
 use crate::spec;
 use crate::usage::usage;
 use crate::writer::OutLock;
 
-/// A validated generation job.
-pub struct Job {
+/// One recipe of a dataset, ready to generate: a command's only entry, or one of a suite's.
+pub struct Entry {
+    /// The config name a suite gives the entry (`niah_single_1`), else the task's own.
+    pub config: Option<String>,
     /// What the manifest records.
     pub recipe: Recipe,
     /// (split, task) in generation order; one part except for `posgen --split both` and
@@ -33,7 +37,20 @@ pub struct Job {
     pub parts: Parts,
     /// Inputs shared by every instance.
     pub run: Run,
-    /// The dataset directory.
+    /// The identities the rows must not share (`--disjoint-from`), if any.
+    pub exclusion: Option<Exclusion>,
+    /// A private split's seed file, kept once every check has passed.
+    pub seed_file: Option<SeedFile>,
+}
+
+/// A validated generation job.
+pub struct Job {
+    /// For `gen suite`: the command the manifest records and the suite (a one-command
+    /// dataset's command is rendered from its recipe).
+    pub suite: Option<(Vec<String>, Suite)>,
+    /// The recipes to generate, in order (one unless a suite).
+    pub entries: Vec<Entry>,
+    /// The dataset directory (a shard's part directory with `shard`).
     pub out: PathBuf,
     /// Worker threads.
     pub threads: usize,
@@ -41,8 +58,8 @@ pub struct Job {
     pub quiet: bool,
     /// Also write JSON Lines mirrors.
     pub jsonl: bool,
-    /// The identities the rows must not share (`--disjoint-from`), if any.
-    pub exclusion: Option<Exclusion>,
+    /// Only this shard's rows, into a part directory for `gen merge`.
+    pub shard: Option<Shard>,
     /// The lock on `out`, held until the job (and so the generation) is dropped.
     pub _lock: OutLock,
 }
@@ -383,13 +400,18 @@ pub fn complete(recipe: &mut Recipe, tokenizer_id: &str, haystack_id: &str, temp
     }
 }
 
-/// Validate common arguments and build the job.
-pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
-    let threads = match common.threads {
-        Some(0) => return Err(usage("invalid --threads 0: expected a positive number")),
-        Some(n) => n,
-        None => default_threads(),
-    };
+/// Worker threads: `--threads`, else every core.
+pub fn threads_of(threads: Option<usize>) -> Result<usize> {
+    match threads {
+        Some(0) => Err(usage("invalid --threads 0: expected a positive number")),
+        Some(n) => Ok(n),
+        None => Ok(default_threads()),
+    }
+}
+
+/// Validate a command's task and common arguments, load its inputs and check its lengths:
+/// one entry of a dataset (nothing is written).
+pub fn build_entry(options: TaskParams, common: &CommonArgs) -> Result<Entry> {
     let (mut recipe, parts) = plan(options, common, InputNames::Record)?;
     let task = parts[0].1.as_ref();
     let haystack = haystack_of(common, task);
@@ -398,14 +420,7 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
             "--private needs --seed-file PATH: the file the secret seed is written to (or read from, to reuse it)",
         ));
     }
-    let out = common.out.clone().unwrap_or_else(|| {
-        let name = if common.private {
-            format!("{}-private", task.name())
-        } else {
-            format!("{}-s{}", task.name(), common.seed)
-        };
-        PathBuf::from("datasets").join(name)
-    });
+    let out = out_of(common, task.name())?;
     let seed_file = match &common.seed_file {
         Some(path) => Some(SeedFile::open(path, &out)?),
         None => None,
@@ -478,8 +493,6 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
             }
         }
     }
-
-    let lock = check_out(&out, common, &haystack)?;
     complete(
         &mut recipe,
         &run.tokenizer.id(),
@@ -487,19 +500,67 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
         &run.template.content_hash,
     );
     recipe.chat_template_hash = run.reader.chat.as_ref().map(|c| c.content_hash.clone());
-    // Every check has passed: a newly drawn seed is kept now, before any row is written.
-    if let Some(f) = &seed_file {
-        f.keep()?;
-    }
-    Ok(Job {
+    Ok(Entry {
+        config: None,
         recipe,
         parts,
         run,
+        exclusion,
+        seed_file,
+    })
+}
+
+/// The inputs a command names that could lie inside `--out` (checked before `--force`).
+pub fn inputs_of(common: &CommonArgs, haystack: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("--haystack", haystack.to_string()),
+        ("--template", common.template.clone()),
+        ("--tokenizer", common.tokenizer.clone()),
+        (
+            "--chat-template",
+            common.chat_template.clone().unwrap_or_default(),
+        ),
+    ]
+}
+
+/// `--out`, or `datasets/<task>-s<seed>` (`-private` for a private split; a shard's part
+/// directory with `--shard-index`).
+fn out_of(common: &CommonArgs, task: &str) -> Result<PathBuf> {
+    let shard = Shard::from_args(&common.shard)?;
+    Ok(common.out.clone().unwrap_or_else(|| {
+        let name = if common.private {
+            format!("{task}-private")
+        } else {
+            format!("{task}-s{}", common.seed)
+        };
+        PathBuf::from("datasets").join(match shard {
+            Some(s) => s.default_dir(&name),
+            None => name,
+        })
+    }))
+}
+
+/// Validate common arguments and build the job.
+pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
+    let threads = threads_of(common.threads)?;
+    let shard = Shard::from_args(&common.shard)?;
+    let entry = build_entry(options, common)?;
+    let task = entry.parts[0].1.as_ref();
+    let haystack = haystack_of(common, task);
+    let out = out_of(common, task.name())?;
+    let lock = check_out(&out, common.force, &inputs_of(common, &haystack))?;
+    // Every check has passed: a newly drawn seed is kept now, before any row is written.
+    if let Some(f) = &entry.seed_file {
+        f.keep()?;
+    }
+    Ok(Job {
+        suite: None,
+        entries: vec![entry],
         out,
         threads,
         quiet: common.quiet,
         jsonl: common.jsonl,
-        exclusion,
+        shard,
         _lock: lock,
     })
 }
@@ -508,7 +569,7 @@ pub fn build_job(options: TaskParams, common: &CommonArgs) -> Result<Job> {
 /// directory or one of its ancestors; a non-empty `out` is replaced only with --force, and
 /// never when an input (haystack, template, tokenizer file) lies inside it. Leftovers of
 /// killed runs are cleaned under the lock, before anything is written.
-fn check_out(out: &Path, common: &CommonArgs, haystack: &str) -> Result<OutLock> {
+pub fn check_out(out: &Path, force: bool, inputs: &[(&'static str, String)]) -> Result<OutLock> {
     if out.exists() {
         if !out.is_dir() {
             return Err(usage(format!(
@@ -536,13 +597,13 @@ fn check_out(out: &Path, common: &CommonArgs, haystack: &str) -> Result<OutLock>
         )));
     }
     let lock = OutLock::acquire(out)?;
-    lock.clean_leftovers(out, common.force)?;
+    lock.clean_leftovers(out, force)?;
     if out.exists() {
         let non_empty = std::fs::read_dir(out)
             .with_context(|| format!("cannot read --out {}", out.display()))?
             .next()
             .is_some();
-        if non_empty && !common.force {
+        if non_empty && !force {
             return Err(usage(format!(
                 "--out {} exists and is not empty: choose another directory or pass --force to replace it",
                 out.display()
@@ -551,17 +612,10 @@ fn check_out(out: &Path, common: &CommonArgs, haystack: &str) -> Result<OutLock>
         let real = out
             .canonicalize()
             .with_context(|| format!("cannot resolve --out {}", out.display()))?;
-        for (flag, value) in [
-            ("--haystack", haystack),
-            ("--template", common.template.as_str()),
-            ("--tokenizer", common.tokenizer.as_str()),
-            (
-                "--chat-template",
-                common.chat_template.as_deref().unwrap_or(""),
-            ),
-        ] {
+        for (flag, value) in inputs {
             // A path, or a file.jsonl:field / file.parquet:column spec; names that are not
             // paths (built-ins) resolve nowhere and pass.
+            let value = value.as_str();
             let candidates = std::iter::once(value).chain(value.rsplit_once(':').map(|(p, _)| p));
             for candidate in candidates {
                 if let Ok(input) = Path::new(candidate).canonicalize() {

@@ -13,6 +13,7 @@ pub struct Progress {
     started: Instant,
     shown: std::sync::atomic::AtomicBool,
     tokens: AtomicU64,
+    verb: String,
 }
 
 impl Progress {
@@ -35,6 +36,7 @@ impl Progress {
             started: Instant::now(),
             shown: false.into(),
             tokens: AtomicU64::new(0),
+            verb: verb.to_string(),
         }
     }
 
@@ -50,6 +52,13 @@ impl Progress {
         let rate = total as f64 / elapsed.as_secs_f64().max(1e-9);
         bar.set_message(format!("{:.0} tokens/s", rate));
         bar.inc(1);
+    }
+
+    /// Name the config being made (one bar runs over all of a dataset's configs).
+    pub fn stage(&self, config: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_prefix(format!("{} {config}", self.verb));
+        }
     }
 
     /// Clear the bar so the summary line that follows stands alone.

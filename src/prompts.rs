@@ -10,10 +10,10 @@ use anyhow::{Context, Result};
 use needlework_generators::chat::Reader;
 use serde::Serialize;
 
+use crate::find_inputs::recorded_reader;
 use crate::manifest::Manifest;
 use crate::parquet_read::{Columns, ParquetFile};
 use crate::usage::usage;
-use crate::verify::recorded_reader;
 
 /// The dataset's reader, with an optional `--chat-template` path for a template that moved.
 pub fn dataset_reader(dir: &Path, m: &Manifest, chat_override: Option<&String>) -> Result<Reader> {

@@ -16,7 +16,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::dataset_files::{check_card, check_file, shard_names, unlisted_files};
-use crate::generate::{cell_at, manifest_of, Written};
+use crate::generate::{cell_at, manifest_of, single_head, Written};
 use crate::manifest::{card, row_json, Manifest};
 use crate::private::{matches, parse_hex, Secret};
 use crate::schema::{from_batch, schema};
@@ -153,8 +153,10 @@ pub fn check_sealed(
             configs.push(c);
         }
     }
+    let head =
+        single_head(r.clone(), !m.mirrors.is_empty()).map_err(|e| usage(format!("{e:#}")))?;
     let expected = manifest_of(
-        r.clone(),
+        head,
         Written {
             configs,
             files: m.files.clone(),
@@ -163,8 +165,7 @@ pub fn check_sealed(
             dataset_hash: format!("{:032x}", dataset_hash.digest128()),
         },
         m.generator.clone(),
-    )
-    .map_err(|e| usage(format!("{e:#}")))?;
+    );
     let claimed = r.row_count() * parts.len() as u64;
     if rows != claimed {
         problems.push(format!(

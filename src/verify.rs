@@ -11,228 +11,26 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Result;
-use needlework_generators::chat::Reader;
 use needlework_generators::hash::content_hash;
-use needlework_generators::{templates, Run, Task, Tokenizer};
+use needlework_generators::Task;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 
 use crate::cli::InputOverrides;
-use crate::command::canonical_command;
 use crate::dataset_files::{check_card, check_file, rows_held, shard_names, unlisted_files};
-use crate::generate::{cell_at, make_rows, manifest_of, write_parts, Plan, Workers};
+use crate::find_inputs::rebuild_run;
+use crate::generate::{cell_at, make_rows, manifest_of, plan_of, write_parts, Plan, Workers};
 use crate::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
-use crate::paths;
-use crate::prepare::{load_chat_template, load_haystack, load_template, load_tokenizer};
+use crate::prepare::Entry;
 use crate::progress::Progress;
-use crate::recipe::{build_parts, Recipe, BUILTIN_HAYSTACKS};
+use crate::recipe::build_parts;
+use crate::recorded::recorded_recipes;
 use crate::schema::{from_batch, schema};
 use crate::usage::usage;
 use crate::writer::{writer_properties, Target};
-use needlework_generators::rng::Seed;
 
 /// Most differences between manifests listed one by one.
 const MAX_LISTED: usize = 12;
-
-/// One input the recipe records: the flag that overrides it, its recorded name, and the
-/// identity the dataset was made with.
-struct Recorded<'a> {
-    what: &'static str,
-    name: &'a str,
-    id: &'a str,
-    /// Whether a name is a built-in one (not a path).
-    builtin: &'a dyn Fn(&str) -> bool,
-}
-
-/// The input a recipe records, loaded: a built-in as it is; a path from `--<what>` if given,
-/// else the first of the places it may be ([`paths::candidates`]: the working directory, then
-/// the dataset and its ancestors) whose content has the recorded identity. An override that
-/// does not apply (the dataset used a built-in) is refused; when no candidate matches, the
-/// error names each one tried and what it holds.
-fn pick<T>(
-    rec: &Recorded,
-    given: Option<&String>,
-    dir: &Path,
-    load: impl Fn(&str) -> Result<(String, T)>,
-) -> Result<T> {
-    let (what, name) = (rec.what, rec.name);
-    let candidates: Vec<String> = match given {
-        Some(g) if (rec.builtin)(name) => {
-            return Err(usage(if name == "none" {
-                format!("--{what} {g} does not apply: {} was made with no {what}", dir.display())
-            } else {
-                format!(
-                    "--{what} {g} does not apply: {} was made with the built-in {what} '{name}'",
-                    dir.display()
-                )
-            }))
-        }
-        Some(g) if (rec.builtin)(g) => {
-            return Err(usage(format!(
-                "--{what} {g} names a built-in {what}, but {} was made with the file '{name}': pass the path of that file",
-                dir.display()
-            )))
-        }
-        // `--haystack moved.jsonl` for a recorded `corpus.jsonl:body` keeps the field.
-        Some(g) => vec![match (paths::split_field(g), paths::split_field(name)) {
-            ((_, None), (_, Some(field))) => format!("{g}:{field}"),
-            _ => g.clone(),
-        }],
-        None if (rec.builtin)(name) => vec![name.to_string()],
-        None => paths::candidates(name, dir),
-    };
-    if candidates.is_empty() {
-        return Err(usage(format!(
-            "the {what} '{name}' this dataset was made with is not found (looked in the working directory and from {} upwards): pass --{what} PATH to say where it is now",
-            dir.display()
-        )));
-    }
-    let mut tried: Vec<String> = Vec::new();
-    let mut first_error = None;
-    for c in &candidates {
-        match load(c) {
-            Ok((id, loaded)) if id == rec.id => return Ok(loaded),
-            Ok((id, _)) => tried.push(format!("{c} holds {id}")),
-            Err(e) => {
-                tried.push(format!("{c} cannot be used ({e})"));
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    match first_error {
-        Some(e) if tried.len() == 1 => Err(e),
-        _ => Err(anyhow::anyhow!(
-            "the {what} '{name}' is not the one the dataset was made with (recorded {}): tried {}",
-            rec.id,
-            tried.join("; ")
-        )),
-    }
-}
-
-/// Load the inputs the recipe names, checked against their recorded identities.
-fn rebuild_run(
-    r: &Recipe,
-    task: &dyn Task,
-    inputs: &InputOverrides,
-    dir: &Path,
-    seed: Seed,
-) -> Result<Run> {
-    let tokenizer = pick(
-        &Recorded {
-            what: "tokenizer",
-            name: &r.tokenizer,
-            id: &r.tokenizer_id,
-            builtin: &|n| Tokenizer::builtin(n).is_some(),
-        },
-        inputs.tokenizer.as_ref(),
-        dir,
-        |p| load_tokenizer(p).map(|t| (t.id(), t)),
-    )?;
-    let haystack = pick(
-        &Recorded {
-            what: "haystack",
-            name: &r.haystack,
-            id: &r.haystack_id,
-            builtin: &|n| BUILTIN_HAYSTACKS.contains(&n),
-        },
-        inputs.haystack.as_ref(),
-        dir,
-        |p| {
-            let h = load_haystack(task, p, &tokenizer)?;
-            Ok((h.as_ref().map_or_else(|| "none".into(), |h| h.id()), h))
-        },
-    )?;
-    let template = pick(
-        &Recorded {
-            what: "template",
-            name: &r.template,
-            id: &r.template_hash,
-            builtin: &|n| templates::builtin(task.name(), n).is_some(),
-        },
-        inputs.template.as_ref(),
-        dir,
-        |p| load_template(task, p).map(|t| (t.content_hash.clone(), t)),
-    )?;
-    let reader = chat_reader(r, &tokenizer, inputs.chat_template.as_ref(), dir)?;
-    Ok(Run {
-        tokenizer,
-        haystack,
-        template,
-        seed,
-        reserve: r.reserve,
-        reader,
-    })
-}
-
-/// What the model of a dataset reads around each `input` (its chat template, checked against
-/// the recorded hash, and system message), for the commands that send or show model prompts:
-/// `gen inspect --prompts` and the exports. The tokenizer is loaded only when a chat template
-/// is recorded (its special tokens are checked against it, as when the dataset was made).
-pub fn recorded_reader(
-    r: &Recipe,
-    tokenizer_override: Option<&String>,
-    chat_override: Option<&String>,
-    dir: &Path,
-) -> Result<Reader> {
-    if r.chat_template.is_none() && chat_override.is_none() && r.system.is_none() {
-        return Ok(Reader::default());
-    }
-    let tokenizer = pick(
-        &Recorded {
-            what: "tokenizer",
-            name: &r.tokenizer,
-            id: &r.tokenizer_id,
-            builtin: &|n| Tokenizer::builtin(n).is_some(),
-        },
-        tokenizer_override,
-        dir,
-        |p| load_tokenizer(p).map(|t| (t.id(), t)),
-    )?;
-    chat_reader(r, &tokenizer, chat_override, dir)
-}
-
-/// The recorded chat template (found like the other inputs) and system message.
-fn chat_reader(
-    r: &Recipe,
-    tokenizer: &Tokenizer,
-    chat_override: Option<&String>,
-    dir: &Path,
-) -> Result<Reader> {
-    let chat = match (&r.chat_template, &r.chat_template_hash) {
-        (Some(name), Some(id)) => Some(pick(
-            &Recorded {
-                what: "chat-template",
-                name,
-                id,
-                builtin: &|_| false,
-            },
-            chat_override,
-            dir,
-            |p| load_chat_template(p, tokenizer).map(|c| (c.content_hash.clone(), c)),
-        )?),
-        (None, None) if chat_override.is_some() => {
-            return Err(usage(format!(
-                "--chat-template does not apply: {} was made without a chat template",
-                dir.display()
-            )))
-        }
-        (None, None) => None,
-        _ => {
-            return Err(usage(
-                "the manifest's recipe names a chat template without its hash (or a hash without a template)",
-            ))
-        }
-    };
-    if r.system.is_some() && chat.is_none() {
-        return Err(usage(
-            "the manifest's recipe has a system message but no chat template",
-        ));
-    }
-    Ok(Reader {
-        chat: chat.map(std::sync::Arc::new),
-        system: r.system.clone(),
-    })
-}
 
 /// The build that wrote the dataset must be one whose bytes this build makes: the same
 /// format and the same output crates. Its version is named in every shard (`created_by`),
@@ -299,23 +97,36 @@ pub fn verify(
 ) -> Result<bool> {
     let m = Manifest::read(dir)?;
     check_generator(dir, &m)?;
-    let r = &m.recipe;
     let not_made = |e: String| {
         usage(format!(
             "{} holds a recipe gen does not make: {e}",
             dir.join("manifest.json").display()
         ))
     };
-    r.check().map_err(not_made)?;
-    r.check_private().map_err(not_made)?;
-    // Every recipe gen makes is made by a command; one that none makes was edited.
     let jsonl = !m.mirrors.is_empty();
-    canonical_command(r, jsonl).map_err(not_made)?;
-    let parts = build_parts(&r.options, &r.split)?;
+    // Every recipe gen makes is made by a command; one that none makes was edited.
+    let (recorded, head) = recorded_recipes(&m, jsonl).map_err(not_made)?;
+    let mut parted = Vec::with_capacity(recorded.len());
+    for (config, recipe) in recorded {
+        recipe.check_private().map_err(not_made)?;
+        if m.suite.is_some() && (recipe.private.is_some() || !recipe.disjoint_from.is_empty()) {
+            return Err(not_made(
+                "a suite entry with a private seed or --disjoint-from (suites make public splits)"
+                    .into(),
+            ));
+        }
+        let parts = build_parts(&recipe.options, &recipe.split)?;
+        parted.push((config, recipe, parts));
+    }
+    let r = &m.recipe;
+    let parts = &parted[0].2;
     // Regenerating costs as much as generating: a manifest claiming more rows than its files
     // hold is reported without remaking them, so an edited manifest cannot make verify run
     // for hours.
-    let claimed = r.row_count() * parts.len() as u64;
+    let claimed: u64 = parted
+        .iter()
+        .map(|(_, r, parts)| r.row_count() * parts.len() as u64)
+        .sum();
     let (held, mut problems) = rows_held(dir, &m);
     if claimed > held {
         problems.push(format!(
@@ -328,7 +139,7 @@ pub fn verify(
         Err(problem) => return Ok(report(dir, &[problem], None)),
     };
     let Some(seed) = r.run_seed(secret.as_ref()) else {
-        let (mut problems, expected) = crate::sealed::check_sealed(dir, &m, &parts)?;
+        let (mut problems, expected) = crate::sealed::check_sealed(dir, &m, parts)?;
         problems.extend(compare_manifest(dir, &expected));
         if problems.is_empty() {
             crate::sealed::print_sealed_ok(dir, &expected);
@@ -336,41 +147,48 @@ pub fn verify(
         }
         return Ok(report(dir, &problems, None));
     };
-    let exclusion = if r.disjoint_from.is_empty() {
+    let mut exclusion = if r.disjoint_from.is_empty() {
         None
     } else {
         Some(crate::disjoint::load_recorded(&r.disjoint_from, dir)?)
     };
-    let run = rebuild_run(r, parts[0].1.as_ref(), inputs, dir, seed)?;
+    let mut entries = Vec::with_capacity(parted.len());
+    for (config, recipe, parts) in parted {
+        // A suite's entries share the dataset's one (public) seed.
+        let run = rebuild_run(&recipe, parts[0].1.as_ref(), inputs, dir, seed)?;
+        entries.push(Entry {
+            config,
+            recipe,
+            parts,
+            run,
+            // Suites refuse --disjoint-from: only a one-recipe dataset has an exclusion.
+            exclusion: exclusion.take(),
+            seed_file: None,
+        });
+    }
+    let plans: Vec<Plan> = entries.iter().map(plan_of).collect();
 
     let threads = threads.unwrap_or_else(crate::prepare::default_threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
-    let progress = Progress::new(r.row_count() * parts.len() as u64, quiet, "verifying");
-    let plan = Plan {
-        recipe: r,
-        parts: &parts,
-        run: &run,
-        exclusion: exclusion.as_ref(),
-    };
+    let progress = Progress::new(claimed, quiet, "verifying");
     let workers = Workers {
         pool: &pool,
         threads,
         progress: &progress,
     };
     let version = m.generator.version.clone();
-    let written = write_parts(&plan, &workers, &Target::Hash, jsonl, &version)?;
+    let written = write_parts(&plans, &workers, &Target::Hash, (jsonl, &version), None)?;
     progress.finish();
     let expected = manifest_of(
-        r.clone(),
+        head,
         written,
         Generator {
             version: version.clone(),
             ..Manifest::generator()
         },
-    )
-    .map_err(|e| usage(format!("{e:#}")))?;
+    );
 
     let mut problems: Vec<String> = Vec::new();
     problems.extend(shard_names(&m));
@@ -385,15 +203,17 @@ pub fn verify(
         let range = *start..*start + file.rows;
         *start += file.rows;
         if !check_file(dir, file, &mut problems)? {
-            let (_, task) = parts
+            let (plan, task) = plans
                 .iter()
-                .find(|(s, t)| *s == file.split && r.config_name(t.as_ref()) == file.config)
+                .flat_map(|p| p.parts.iter().map(move |(s, t)| (p, s, t)))
+                .find(|(p, s, t)| **s == file.split && p.config_of(t.as_ref()) == file.config)
+                .map(|(p, _, t)| (p, t))
                 .ok_or_else(|| anyhow::anyhow!("no part makes {}", file.path))?;
             problems.extend(diagnose(
                 dir,
                 file,
                 range,
-                &plan,
+                plan,
                 &pool,
                 task.as_ref(),
                 &version,

@@ -117,10 +117,21 @@ fn ruler_other_task(info: &ConfigInfo, haystack: Option<RulerHaystack>) -> Optio
 /// and no other config claims the same task, else its own name (config names are plain, so
 /// they never hold the `-` that RULER's prediction-chunk merging splits on).
 pub(super) fn names(infos: &[ConfigInfo], m: &Manifest) -> Vec<String> {
-    let haystack = ruler_haystack(&m.recipe.haystack);
+    // A suite's entry names its config (RULER's suite names them as RULER does) and has its
+    // own haystack.
+    let haystack_of = |config: &str| {
+        let entry = m.suite.as_ref().and_then(|s| {
+            s.entries
+                .iter()
+                .find(|e| e.config.as_deref() == Some(config))
+        });
+        ruler_haystack(entry.map_or(&m.recipe.haystack, |e| &e.recipe.haystack))
+    };
     let mut names: Vec<String> = infos
         .iter()
-        .map(|i| ruler_task_for(i, haystack).map_or_else(|| i.name.clone(), str::to_string))
+        .map(|i| {
+            ruler_task_for(i, haystack_of(&i.name)).map_or_else(|| i.name.clone(), str::to_string)
+        })
         .collect();
     // A name two configs would share goes back to the configs' own names (which are unique),
     // until no name is shared.

@@ -1,0 +1,616 @@
+//! `gen suite NAME|FILE.toml`: several tasks as one dataset. A suite is TOML: shared keys at the
+//! top (`seed`, `tokenizer`, `lengths`, `depths`, `samples`, …), then one `[[task]]` table per
+//! entry with `task = "niah"` (the subcommand), an optional config `name`, and the task's
+//! options under their flag names with underscores (`key_type = "uuids"`). Each entry becomes
+//! the command line it stands for and goes through the very parsing and checks of that command,
+//! so a suite entry and a command make the same recipe. Common options on the command line
+//! override the file everywhere. Built-in suites are such files, embedded.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::{Args, CommandFactory, Parser};
+use needlework_generators::tasks;
+
+use crate::cli::{Cli, CommonArgs, SuiteArgs};
+use crate::command::{depths as render_depths, length as render_length};
+use crate::head::{valid_config, Skipped, Suite, SuiteEntry};
+use crate::options::{flag, task_command};
+use crate::paths;
+use crate::prepare::{build_entry, builtin_tokenizer, check_out, threads_of, Entry, Job};
+use crate::recipe::{build_parts, derived_canary, BUILTIN_HAYSTACKS};
+use crate::shard::Shard;
+use crate::spec::{parse_depths, parse_lengths};
+use crate::suite_file::{parse, Setting, Word};
+use crate::usage::{usage, UsageError};
+
+/// The built-in suites: name, TOML text, what it holds.
+pub const BUILTIN_SUITES: &[(&str, &str, &str)] = &[
+    (
+        "ruler",
+        include_str!("suites/ruler.toml"),
+        "RULER's 13 configs under RULER's names (qa_1/qa_2 with --qa-data/--qa2-data)",
+    ),
+    (
+        "babilong",
+        include_str!("suites/babilong.toml"),
+        "BABILong's qa1-qa5 at its lengths, 0 to 128k GPT-2 tokens",
+    ),
+    (
+        "reasoning",
+        include_str!("suites/reasoning.toml"),
+        "tasks that need the whole context: needlechain, posgen, sort, arith",
+    ),
+];
+
+/// Keys every entry may set (or inherit from the top of the suite).
+const ENTRY_KEYS: &[&str] = &[
+    "lengths", "depths", "samples", "reserve", "haystack", "template", "split",
+];
+
+/// Keys only the top of a suite sets: one value for the whole dataset.
+const DATASET_KEYS: &[&str] = &[
+    "seed",
+    "tokenizer",
+    "chat_template",
+    "system",
+    "compression",
+    "rows_per_file",
+    "canary",
+    "depth_per_sample",
+    "about",
+];
+
+/// Command-line options a suite file does not set.
+const NOT_SUITE_KEYS: &[&str] = &[
+    "len",
+    "out",
+    "force",
+    "threads",
+    "quiet",
+    "jsonl",
+    "num_shards",
+    "shard_index",
+];
+
+/// Placeholders a value may be, filled from the command line; an entry whose placeholder is
+/// not given is skipped and named.
+const PLACEHOLDERS: &[(&str, &str)] = &[("{qa_data}", "--qa-data"), ("{qa2_data}", "--qa2-data")];
+
+/// The long flags a task's subcommand takes, as suite keys (`key_type`), without the common
+/// ones (which are [`ENTRY_KEYS`] and [`DATASET_KEYS`]).
+fn task_keys(task: &str) -> Vec<String> {
+    let cmd = Cli::command();
+    let Some(sub) = cmd.find_subcommand(task) else {
+        return Vec::new();
+    };
+    let common: Vec<String> = CommonArgs::augment_args(clap::Command::new("common"))
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(|l| l.replace('-', "_")))
+        .collect();
+    sub.get_arguments()
+        .filter_map(|a| a.get_long())
+        .map(|l| {
+            if task == "babilong" && l == "task" {
+                "tasks".to_string()
+            } else {
+                l.replace('-', "_")
+            }
+        })
+        .filter(|k| !common.contains(k))
+        .collect()
+}
+
+/// Whether `task` is a generating command of this build.
+fn is_task(task: &str) -> bool {
+    tasks::TASKS.iter().any(|(n, _)| *n == task)
+}
+
+/// Where a suite came from: a built-in name or a file.
+struct Source {
+    /// As the manifest records it: the name, or the file's recorded path.
+    recorded: String,
+    /// The name datasets default to (`ruler`, or the file's stem).
+    name: String,
+    /// The TOML text.
+    text: String,
+    /// Whether built in: built-in suites may list tasks this build lacks (skipped, named).
+    builtin: bool,
+    /// The file, for error messages (`ruler.toml` for a built-in).
+    shown: String,
+}
+
+fn source(given: &str) -> Result<Source> {
+    if let Some((name, text, _)) = BUILTIN_SUITES.iter().find(|(n, _, _)| *n == given) {
+        return Ok(Source {
+            recorded: name.to_string(),
+            name: name.to_string(),
+            text: text.to_string(),
+            builtin: true,
+            shown: format!("suite {name}"),
+        });
+    }
+    let path = Path::new(given);
+    if !(given.ends_with(".toml") || given.contains('/') || path.exists()) {
+        return Err(usage(format!(
+            "unknown suite '{given}': expected {} or a path to a .toml suite file",
+            BUILTIN_SUITES
+                .iter()
+                .map(|s| s.0)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let bytes = paths::read_input(path, paths::MAX_TEMPLATE_BYTES, "suite file")?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| usage(format!("suite file {given} is not UTF-8")))?;
+    let recorded = paths::record(given);
+    Ok(Source {
+        name: path
+            .file_stem()
+            .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned()),
+        recorded,
+        text,
+        builtin: false,
+        shown: given.to_string(),
+    })
+}
+
+/// The command a suite run records: `gen suite SOURCE` and the overrides given, each in one
+/// spelling (lengths as `4k`, built-in tokenizers by their first name, paths recorded), so
+/// every spelling of one run records one command.
+fn suite_command(a: &SuiteArgs, src: &Source) -> Result<Vec<String>> {
+    let mut out = vec!["gen".to_string(), "suite".to_string(), src.recorded.clone()];
+    let mut push = |f: &str, v: String| {
+        if v.starts_with('-') {
+            out.push(format!("{f}={v}"));
+        } else {
+            out.extend([f.to_string(), v]);
+        }
+    };
+    if let Some(q) = &a.qa_data {
+        push("--qa-data", paths::record(q));
+    }
+    if let Some(q) = &a.qa2_data {
+        push("--qa2-data", paths::record(q));
+    }
+    if let Some(l) = &a.len {
+        let l = parse_lengths(l, true).map_err(usage)?;
+        push(
+            "--len",
+            l.iter()
+                .map(|&v| render_length(v))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    if let Some(d) = &a.depths {
+        push("--depths", render_depths(&parse_depths(d).map_err(usage)?));
+    }
+    if let Some(s) = a.samples {
+        push("--samples", s.to_string());
+    }
+    if let Some(s) = a.seed {
+        push("--seed", s.to_string());
+    }
+    if let Some(t) = &a.tokenizer {
+        push(
+            "--tokenizer",
+            builtin_tokenizer(t).map_or_else(|| paths::record(t), str::to_string),
+        );
+    }
+    if let Some(c) = &a.chat_template {
+        push("--chat-template", paths::record(c));
+    }
+    if let Some(s) = &a.system {
+        push("--system", s.clone());
+    }
+    if let Some(c) = &a.compression {
+        push("--compression", c.clone());
+    }
+    if let Some(n) = a.rows_per_file {
+        push("--rows-per-file", n.to_string());
+    }
+    if let Some(c) = &a.canary {
+        push("--canary", c.to_ascii_lowercase());
+    }
+    if a.jsonl {
+        out.push("--jsonl".into());
+    }
+    Ok(out)
+}
+
+/// A refusal about one place of the suite: `FILE:LINE: message`, still exit 2 when it was.
+fn at(shown: &str, line: usize, e: anyhow::Error) -> anyhow::Error {
+    match e.downcast_ref::<UsageError>() {
+        Some(u) => usage(format!("{shown}:{line}: {u}")),
+        None => e.context(format!("{shown}:{line}")),
+    }
+}
+
+/// The value of a dataset-wide or entry key: the command line's, else the entry's, else the
+/// top's.
+fn setting<'a>(key: &str, entry: &'a [Setting], top: &'a [Setting]) -> Option<&'a Setting> {
+    entry
+        .iter()
+        .find(|s| s.key == key)
+        .or_else(|| top.iter().find(|s| s.key == key))
+}
+
+/// The command-line overrides of a suite run, as (key, word).
+fn overrides(a: &SuiteArgs) -> Vec<(&'static str, Word)> {
+    let t = |v: &Option<String>| v.clone().map(Word::Text);
+    let n = |v: Option<u64>| v.map(|n| Word::Text(n.to_string()));
+    [
+        ("lengths", t(&a.len)),
+        ("depths", t(&a.depths)),
+        ("samples", n(a.samples)),
+        ("seed", n(a.seed)),
+        ("tokenizer", t(&a.tokenizer)),
+        ("chat_template", t(&a.chat_template)),
+        ("system", t(&a.system)),
+        ("compression", t(&a.compression)),
+        ("rows_per_file", n(a.rows_per_file)),
+        ("canary", t(&a.canary)),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| (k, v)))
+    .collect()
+}
+
+/// The flag a suite key sets.
+fn key_flag(key: &str) -> String {
+    if key == "lengths" {
+        "--len".into()
+    } else {
+        flag(key)
+    }
+}
+
+/// A suite's entries, each checked like its command, with the suite's record; skipped entries
+/// named. Nothing is written.
+fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
+    let file = parse(&src.text).map_err(|(line, e)| usage(format!("{}:{line}: {e}", src.shown)))?;
+    for s in &file.top {
+        let known = DATASET_KEYS.contains(&s.key.as_str()) || ENTRY_KEYS.contains(&s.key.as_str());
+        if !known {
+            let hint = if NOT_SUITE_KEYS.contains(&s.key.as_str()) {
+                format!("{} is given on the command line, not in a suite", s.key)
+            } else {
+                format!(
+                    "unknown key '{}' at the top of the suite: expected {}, {} or [[task]] tables",
+                    s.key,
+                    DATASET_KEYS.join(", "),
+                    ENTRY_KEYS.join(", ")
+                )
+            };
+            return Err(usage(format!("{}:{}: {hint}", src.shown, s.line)));
+        }
+    }
+    let cli = overrides(a);
+    let depth_per_sample = setting("depth_per_sample", &[], &file.top)
+        .map(|s| s.word == Word::Switch(true))
+        .unwrap_or(false);
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut lines: Vec<usize> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut configs: Vec<(String, usize)> = Vec::new();
+    for spec in &file.tasks {
+        let shown_name = spec.name.clone().unwrap_or_else(|| spec.task.clone());
+        let here = |msg: String| usage(format!("{}:{}: {msg}", src.shown, spec.line));
+        if !is_task(&spec.task) {
+            if src.builtin {
+                skipped.push(Skipped {
+                    config: shown_name,
+                    why: format!("task '{}' is not in this build of gen", spec.task),
+                });
+                continue;
+            }
+            return Err(here(format!(
+                "unknown task '{}': expected one of {}",
+                spec.task,
+                tasks::TASKS
+                    .iter()
+                    .map(|t| t.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let own = task_keys(&spec.task);
+        let mut argv = vec!["gen".to_string(), spec.task.clone()];
+        let mut missing: Option<String> = None;
+        for s in &spec.settings {
+            let bad = |m: String| usage(format!("{}:{}: {m}", src.shown, s.line));
+            if DATASET_KEYS.contains(&s.key.as_str()) {
+                return Err(bad(format!(
+                    "{} is one value for the whole dataset: set it at the top of the suite",
+                    s.key
+                )));
+            }
+            if ENTRY_KEYS.contains(&s.key.as_str()) {
+                continue;
+            }
+            if !own.contains(&s.key) {
+                return Err(bad(format!(
+                    "unknown key '{}' for {}: expected name, {}, {}",
+                    s.key,
+                    spec.task,
+                    own.join(", "),
+                    ENTRY_KEYS.join(", ")
+                )));
+            }
+            match &s.word {
+                Word::Switch(true) => argv.push(key_flag(&s.key)),
+                Word::Switch(false) => {}
+                Word::Text(t) => {
+                    let t = match PLACEHOLDERS.iter().find(|(p, _)| p == t) {
+                        Some((p, opt)) => {
+                            let given = if *p == "{qa_data}" {
+                                &a.qa_data
+                            } else {
+                                &a.qa2_data
+                            };
+                            match given {
+                                Some(g) => g.clone(),
+                                None => {
+                                    missing = Some(format!("no {opt} given"));
+                                    continue;
+                                }
+                            }
+                        }
+                        None if t.starts_with('{') && t.ends_with('}') => {
+                            return Err(bad(format!(
+                                "unknown placeholder {t}: expected {}",
+                                PLACEHOLDERS
+                                    .iter()
+                                    .map(|p| p.0)
+                                    .collect::<Vec<_>>()
+                                    .join(" or ")
+                            )))
+                        }
+                        None => t.clone(),
+                    };
+                    argv.push(format!("{}={t}", key_flag(&s.key)));
+                }
+            }
+        }
+        if let Some(why) = missing {
+            skipped.push(Skipped {
+                config: shown_name,
+                why,
+            });
+            continue;
+        }
+        // Common keys: the command line's value, else the entry's, else the top's.
+        let mut common_flags: Vec<String> = Vec::new();
+        for key in ENTRY_KEYS.iter().chain(DATASET_KEYS) {
+            if ["depths", "samples", "depth_per_sample", "about"].contains(key) {
+                continue;
+            }
+            let word = cli
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, w)| w.clone())
+                .or_else(|| setting(key, &spec.settings, &file.top).map(|s| s.word.clone()));
+            match word {
+                Some(Word::Text(t)) => common_flags.push(format!("{}={t}", key_flag(key))),
+                Some(Word::Switch(_)) => {
+                    return Err(here(format!("{key} takes a value, not true/false")))
+                }
+                None => {}
+            }
+        }
+        let pick = |key: &str| -> Result<Option<String>> {
+            match cli
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, w)| w.clone())
+                .or_else(|| setting(key, &spec.settings, &file.top).map(|s| s.word.clone()))
+            {
+                Some(Word::Text(t)) => Ok(Some(t)),
+                Some(Word::Switch(_)) => Err(here(format!("{key} takes a value, not true/false"))),
+                None => Ok(None),
+            }
+        };
+        let (depths, samples) = (pick("depths")?, pick("samples")?);
+        argv.extend(common_flags);
+        let parse_entry = |argv: &[String]| -> Result<Cli> {
+            Cli::try_parse_from(argv).map_err(|e| {
+                let text = e.render().to_string();
+                let first = text
+                    .lines()
+                    .next()
+                    .unwrap_or("bad option")
+                    .trim_start_matches("error: ")
+                    .to_string();
+                here(format!("[[task]] {shown_name}: {first}"))
+            })
+        };
+        // RULER draws one depth per sample: a haystack task gets `samples` evenly spaced
+        // depths of one sample each, so a config has samples × lengths rows.
+        let spread = if depth_per_sample && depths.is_none() {
+            let cli = parse_entry(&argv)?;
+            let (options, common) =
+                task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
+            let options = options.map_err(|e| at(&src.shown, spec.line, e))?;
+            let parts =
+                build_parts(&options, &common.split).map_err(|e| at(&src.shown, spec.line, e))?;
+            parts[0].1.uses_haystack()
+        } else {
+            false
+        };
+        match (spread, samples) {
+            (true, s) => argv.extend([
+                format!("--depths={}", s.as_deref().unwrap_or("1")),
+                "--samples=1".into(),
+            ]),
+            (false, s) => {
+                argv.extend(depths.map(|d| format!("--depths={d}")));
+                argv.extend(s.map(|s| format!("--samples={s}")));
+            }
+        }
+        let cli = parse_entry(&argv)?;
+        let (options, common) =
+            task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
+        let mut entry = options.and_then(|o| build_entry(o, common)).map_err(|e| {
+            let e = match e.downcast_ref::<UsageError>() {
+                Some(u) => usage(format!("[[task]] {shown_name}: {u}")),
+                None => e,
+            };
+            at(&src.shown, spec.line, e)
+        })?;
+        let made: Vec<String> = {
+            let mut c: Vec<String> = Vec::new();
+            for (_, t) in &entry.parts {
+                let n = entry.recipe.config_name(t.as_ref());
+                if !c.contains(&n) {
+                    c.push(n);
+                }
+            }
+            c
+        };
+        if let Some(name) = &spec.name {
+            if made.len() > 1 {
+                return Err(here(format!(
+                    "name = \"{name}\" names one config, but this [[task]] makes {}: drop name",
+                    made.join(", ")
+                )));
+            }
+            if !valid_config(name) {
+                return Err(here(format!(
+                    "invalid name '{name}': config names are letters, digits and underscores"
+                )));
+            }
+            entry.config = Some(name.clone());
+        }
+        for c in entry
+            .config
+            .iter()
+            .cloned()
+            .map(|c| vec![c])
+            .next()
+            .unwrap_or(made)
+        {
+            if let Some((_, line)) = configs.iter().find(|(o, _)| *o == c) {
+                return Err(here(format!(
+                    "config '{c}' is made twice (also by the [[task]] at line {line}): give one of them another name"
+                )));
+            }
+            configs.push((c, spec.line));
+        }
+        entries.push(entry);
+        lines.push(spec.line);
+    }
+    if entries.is_empty() {
+        return Err(usage(format!(
+            "{}: no entry can be made: {}",
+            src.shown,
+            skipped
+                .iter()
+                .map(|s| format!("{} ({})", s.config, s.why))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
+    // One canary for the dataset: the one given, else one derived from every entry's recipe.
+    let given = entries[0].recipe.canary.clone();
+    let explicit = a.canary.is_some() || setting("canary", &[], &file.top).is_some();
+    if !explicit {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for e in &entries {
+            let mut r = e.recipe.clone();
+            r.canary.clear();
+            h.update(derived_canary(&r).as_bytes());
+            h.update(e.config.as_deref().unwrap_or("").as_bytes());
+        }
+        let d = h.digest128();
+        let canary = needlework_generators::hash::uuid_v4((d >> 64) as u64, d as u64);
+        for e in &mut entries {
+            e.recipe.canary = canary.clone();
+        }
+    } else {
+        for e in &mut entries {
+            e.recipe.canary = given.clone();
+        }
+    }
+    Ok((entries, skipped))
+}
+
+/// `gen suite`: expand the suite, check everything, and build the job.
+pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
+    let threads = threads_of(a.threads)?;
+    let shard = Shard::from_args(&a.shard)?;
+    let src = source(&a.suite)?;
+    let command = suite_command(a, &src)?;
+    let (entries, skipped) = expand(a, &src)?;
+    let seed = entries[0].recipe.seed;
+    let out = a.out.clone().unwrap_or_else(|| {
+        let name = format!("{}-s{seed}", src.name);
+        PathBuf::from("datasets").join(match shard {
+            Some(s) => s.default_dir(&name),
+            None => name,
+        })
+    });
+    let mut inputs: Vec<(&'static str, String)> = vec![("suite", a.suite.clone())];
+    inputs.extend(a.qa_data.iter().map(|q| ("--qa-data", q.clone())));
+    inputs.extend(a.qa2_data.iter().map(|q| ("--qa2-data", q.clone())));
+    for e in &entries {
+        let r = &e.recipe;
+        if !BUILTIN_HAYSTACKS.contains(&r.haystack.as_str()) {
+            inputs.push(("haystack", r.haystack.clone()));
+        }
+        inputs.push(("template", r.template.clone()));
+        inputs.push(("tokenizer", r.tokenizer.clone()));
+        inputs.extend(r.chat_template.iter().map(|c| ("chat template", c.clone())));
+    }
+    let lock = check_out(&out, a.force, &inputs)?;
+    if !a.quiet {
+        for s in &skipped {
+            eprintln!("skipped {}: {}", s.config, s.why);
+        }
+    }
+    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(src.text.as_bytes()));
+    let suite = Suite {
+        source: src.recorded.clone(),
+        hash,
+        skipped,
+        entries: entries
+            .iter()
+            .map(|e| SuiteEntry {
+                config: e.config.clone(),
+                recipe: e.recipe.clone(),
+            })
+            .collect(),
+    };
+    Ok(Job {
+        suite: Some((command, suite)),
+        entries,
+        out,
+        threads,
+        quiet: a.quiet,
+        jsonl: a.jsonl,
+        shard,
+        _lock: lock,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_suites_parse() {
+        for (name, text, _) in BUILTIN_SUITES {
+            let f = parse(text).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            assert!(!f.tasks.is_empty(), "{name}");
+        }
+    }
+
+    #[test]
+    fn task_keys_are_flag_names_with_underscores() {
+        let k = task_keys("niah");
+        assert!(k.contains(&"key_type".to_string()) && k.contains(&"variant".to_string()));
+        assert!(!k.contains(&"seed".to_string()) && !k.contains(&"len".to_string()));
+        assert!(task_keys("babilong").contains(&"tasks".to_string()));
+    }
+}
