@@ -1,9 +1,9 @@
-//! Datasets of an earlier format (format 1, checked in under `tests/fixtures/datasets-format1/`)
-//! are named as such by `verify` (exit 2, the format and the release that makes it), never
-//! reported as false mismatches; the commands that made them still run and make datasets of
-//! today's format that verify. Datasets of the current format (under
-//! `tests/fixtures/datasets-format2/`) verify byte for byte: any change to what a recipe makes
-//! shows here and needs a new format version.
+//! Datasets of earlier formats (formats 1 and 2, checked in under
+//! `tests/fixtures/datasets-format{1,2}/`) are named as such by `verify` (exit 2, the format and
+//! the release that makes it), never reported as false mismatches; the commands that made them
+//! still run and make datasets of today's format that verify. Datasets of the current format
+//! (under `tests/fixtures/datasets-format3/`) verify byte for byte: any change to what a recipe
+//! makes shows here and needs a new format version.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,30 +27,41 @@ fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
+/// The current format, and the release that made each earlier one.
+const CURRENT: u32 = 3;
+const OLD: [(u32, &str); 2] = [(1, "0.1.0"), (2, "0.2.0")];
+
 #[test]
-fn datasets_of_format_1_are_named_not_mismatched() {
-    for dir in fixtures(1) {
-        let out = Command::new(GEN)
-            .args(["verify", "-q"])
-            .arg(&dir)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{}: {err}", dir.display());
-        assert!(
-            err.contains("made with needlework format 1") && err.contains("use needlework 0.1.0"),
-            "{}: {err}",
-            dir.display()
-        );
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(!err.contains("mismatch"), "{err}");
+fn datasets_of_old_formats_are_named_not_mismatched() {
+    for (format, release) in OLD {
+        for dir in fixtures(format) {
+            old_is_named(&dir, format, release);
+        }
     }
 }
 
+fn old_is_named(dir: &Path, format: u32, release: &str) {
+    let out = Command::new(GEN)
+        .args(["verify", "-q"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}: {err}", dir.display());
+    assert!(
+        err.contains(&format!("made with needlework format {format}"))
+            && err.contains(&format!("use needlework {release}")),
+        "{}: {err}",
+        dir.display()
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!err.contains("mismatch"), "{err}");
+}
+
 #[test]
-fn format_1_commands_still_run_and_verify() {
+fn old_format_commands_still_run_and_verify() {
     let tmp = tempfile::tempdir().unwrap();
-    for dir in fixtures(1) {
+    for dir in OLD.iter().flat_map(|&(format, _)| fixtures(format)) {
         let old = manifest(&dir);
         // The recorded command, with --out pointed at a fresh directory.
         let command: Vec<String> = old["command"]
@@ -59,7 +70,11 @@ fn format_1_commands_still_run_and_verify() {
             .iter()
             .map(|v| v.as_str().unwrap().to_string())
             .collect();
-        let fresh = tmp.path().join(dir.file_name().unwrap());
+        let fresh = tmp.path().join(format!(
+            "{}-{}",
+            dir.parent().unwrap().file_name().unwrap().to_string_lossy(),
+            dir.file_name().unwrap().to_string_lossy()
+        ));
         let mut args: Vec<String> = Vec::new();
         let mut rest = command[1..].iter();
         while let Some(a) = rest.next() {
@@ -81,7 +96,7 @@ fn format_1_commands_still_run_and_verify() {
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(manifest(&fresh)["generator"]["format_version"], 2);
+        assert_eq!(manifest(&fresh)["generator"]["format_version"], CURRENT);
         let v = Command::new(GEN)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .args(["verify", "-q"])
@@ -98,9 +113,9 @@ fn format_1_commands_still_run_and_verify() {
 }
 
 #[test]
-fn datasets_of_format_2_verify_byte_for_byte() {
-    for dir in fixtures(2) {
-        assert_eq!(manifest(&dir)["generator"]["format_version"], 2);
+fn datasets_of_the_current_format_verify_byte_for_byte() {
+    for dir in fixtures(CURRENT) {
+        assert_eq!(manifest(&dir)["generator"]["format_version"], CURRENT);
         let out = Command::new(GEN)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .args(["verify", "-q"])
