@@ -803,6 +803,8 @@ fn no_manifest_field_can_be_edited() {
         &["niah", "--len", "1k", "--depths", "2", "--jsonl"],
     );
     let text = std::fs::read_to_string(made.join("manifest.json")).unwrap();
+    const VERSION: &str = env!("CARGO_PKG_VERSION");
+    let writer_note = format!("its writer ('needlework {VERSION}', not 'needlework 0.0.1')");
     let edits: Vec<(&str, String, &str)> = vec![
         (
             "compression",
@@ -821,8 +823,11 @@ fn no_manifest_field_can_be_edited() {
         ),
         (
             "version",
-            text.replace("\"version\": \"0.2.0\"", "\"version\": \"0.2.1\""),
-            "its writer ('needlework 0.2.0', not 'needlework 0.2.1')",
+            text.replace(
+                &format!("\"version\": \"{VERSION}\""),
+                "\"version\": \"0.0.1\"",
+            ),
+            &writer_note,
         ),
         ("not_data", text.replace("\"inspect\",", ""), "not_data"),
         (
