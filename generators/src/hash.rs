@@ -197,5 +197,5 @@ mod tests {
         assert_eq!(h, GOLDEN);
     }
 
-    const GOLDEN: &str = "bbc72aefa75317f0d4d04db2e3bde45c";
+    const GOLDEN: &str = "02f54dd2a90153651c1f81c4806cf040";
 }
