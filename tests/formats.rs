@@ -43,7 +43,7 @@ fn datasets_of_old_formats_are_named_not_mismatched() {
 fn old_is_named(dir: &Path, format: u32, release: &str) {
     let out = Command::new(GEN)
         .args(["verify", "-q"])
-        .arg(&dir)
+        .arg(dir)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
