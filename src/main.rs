@@ -262,7 +262,7 @@ fn list(what: Option<&str>) -> anyhow::Result<()> {
         for (name, about) in [
             (
                 "generated",
-                "our own essay-like prose, new for every seed (default)",
+                "our own prose with names, numbers and dates, new for every seed (default)",
             ),
             ("noise", "a few plain sentences, repeated"),
             (

@@ -558,3 +558,63 @@ fn jsonl_mirrors_parquet() {
         assert_eq!(l["length"], r.length);
     }
 }
+
+/// With the generated haystack, a needle does not stand out by its shape: the asked 7-digit
+/// value is not the only 7-digit number in the input, and no haystack sentence names an asked
+/// key (the screen keeps the answer unique).
+#[test]
+fn generated_haystack_does_not_give_the_needle_away() {
+    let t = tmp();
+    let out = out_arg(t.path(), "shape");
+    generate(
+        &out,
+        &[
+            "niah",
+            "--variant",
+            "multikey",
+            "--len",
+            "8k,32k",
+            "--depths",
+            "4",
+            "--samples",
+            "3",
+        ],
+    );
+    let rows = rows(std::path::Path::new(&out));
+    assert_eq!(rows.len(), 24);
+    for row in rows {
+        let sevens: Vec<&str> = row
+            .input
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|d| d.len() == 7)
+            .collect();
+        for value in &row.answers {
+            assert!(
+                sevens.iter().any(|d| d != value),
+                "{}: {value} is the only 7-digit number",
+                row.id
+            );
+            assert_eq!(
+                row.input.matches(value.as_str()).count(),
+                1,
+                "{}: the value occurs outside its needle",
+                row.id
+            );
+        }
+        let needles = row.params["needles"].as_array().unwrap();
+        for key in row.params["asked"].as_array().unwrap() {
+            let key = key.as_str().unwrap();
+            let spaced = key.replace('-', " ").to_lowercase();
+            let lower = row.input.to_lowercase();
+            let in_needles = needles.iter().filter(|n| n["key"] == key).count();
+            // The key is in its needles and in the question; no haystack sentence has it,
+            // hyphenated or not.
+            assert!(
+                lower.matches(&key.to_lowercase()).count() <= in_needles + 2,
+                "{}: '{key}' appears outside its needles",
+                row.id
+            );
+            assert_eq!(lower.matches(&spaced).count(), 0, "{}: '{spaced}'", row.id);
+        }
+    }
+}

@@ -62,9 +62,11 @@ pub use tokenizer::{Tokenizer, TokenizerError};
 /// - 2: haystack units screened against each instance's needles (`params.screened_units`);
 ///   long corpus sentences cut; `prompt_tokens` column, answer prefix and chat template counted
 ///   in the budget; posgen, babilong, needlechain and sort sampling fixes.
-/// - 3: babilong stories follow bAbI's task procedures (world start, story sizes, question
-///   timing, casts, qa14's places; `params.facts`, `params.departures`); arith sum screens its
-///   total; JSON Lines mirrors named `*.rows.jsonl` (clear of RULER's chunk pattern).
+/// - 3: the `generated` haystack is new prose (a large Zipf-weighted vocabulary, names, numbers,
+///   dates and compounds), so every row that uses it changes; babilong stories follow bAbI's
+///   task procedures (world start, story sizes, question timing, casts, qa14's places;
+///   `params.facts`, `params.departures`); arith sum screens its total; JSON Lines mirrors
+///   named `*.rows.jsonl` (clear of RULER's chunk pattern).
 pub const FORMAT_VERSION: u32 = 3;
 
 /// Everything that can go wrong while generating.
