@@ -214,6 +214,16 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
             budget = prompt_count  # no length target: the task's native size
         if row["task"] in ("sort", "cwe", "fwe") and not params.get("hidden"):
             tolerance = max(tolerance, 24)  # discrete: the largest list that fits
+        if row["task"] == "cwe":
+            # The list grows by one rare word at a time: rare_repeats numbered lines, each as
+            # long in tokens as the longest line of the list (a word may be many tokens).
+            words = set(params["words"])
+            lines = [l for l in text.split("\n") if l.split(". ", 1)[-1] in words]
+            if tok.startswith("hf:"):
+                longest = max(len(encoders["hf"].encode(l + "\n", add_special_tokens=False).ids) for l in lines)
+            else:
+                longest = max(len(encoders[tok].encode_ordinary(l + "\n")) for l in lines)
+            tolerance = max(tolerance, params["rare_repeats"] * longest + 2)
         if row["task"] == "needlechain" and not params["diluted"]:
             # Discrete size: the largest chain that fits, so within one fact (and its name).
             tolerance = max(tolerance, 48)
