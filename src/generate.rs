@@ -437,7 +437,7 @@ pub fn generate(job: Job) -> Result<()> {
                 head,
                 configs: written.configs,
                 jsonl,
-                total_rows: total,
+                total_instances: total,
                 num_shards: s.count,
             };
             let part = PartManifest::new(plan, s, written.files, written.dataset_hash);

@@ -61,7 +61,7 @@ fn check_parts(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PartManifest)>> {
             count: part.plan.num_shards,
         };
         if part.shard_index >= part.plan.num_shards
-            || shard.range(part.plan.total_rows) != (part.start..part.end)
+            || shard.range(part.plan.total_instances) != (part.start..part.end)
         {
             return Err(usage(format!(
                 "{} does not hold the rows of shard {} of {}: its part.json was edited",
@@ -107,6 +107,8 @@ fn check_parts(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PartManifest)>> {
             f.plan.generator.version, f.plan.generator.format_version
         )));
     }
+    // A control row (`--controls`) stays in its instance's shard; suites make none.
+    let per_instance = f.plan.head.recipe.rows_per_instance();
     for (dir, part) in parts.values() {
         for file in &part.files {
             let inside = Path::new(&file.path)
@@ -126,7 +128,7 @@ fn check_parts(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PartManifest)>> {
             }
         }
         let rows: u64 = part.files.iter().map(|f| f.rows).sum();
-        if rows != part.end - part.start {
+        if rows != (part.end - part.start) * per_instance {
             return Err(usage(format!(
                 "{}: its files hold {rows} rows, shard {} has {}: make that shard again",
                 dir.display(),
@@ -149,6 +151,7 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     let _lock = check_out(&args.out, args.force, &inputs)?;
     let staging = Staging::create(&args.out)?;
     let recipe = &plan.head.recipe;
+    let per_instance = recipe.rows_per_instance();
     let version = plan.generator.version.clone();
     let layout = Layout {
         compression: &recipe.compression,
@@ -214,10 +217,10 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     if let Some((_, w)) = current.take() {
         finish(w)?;
     }
-    if rows != plan.total_rows {
+    if rows != plan.total_instances * per_instance {
         return Err(anyhow::anyhow!(
             "merged {rows} rows, the dataset has {}",
-            plan.total_rows
+            plan.total_instances * per_instance
         ));
     }
     let written = Written {

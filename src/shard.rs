@@ -1,5 +1,5 @@
-//! Sharding a dataset over machines: `--num-shards N --shard-index I` makes the contiguous rows
-//! `[I·n/N, (I+1)·n/N)` of the whole dataset (rows numbered by entry, part, length, depth,
+//! Sharding a dataset over machines: `--num-shards N --shard-index I` makes the contiguous
+//! instances `[I·n/N, (I+1)·n/N)` of the whole dataset (numbered by entry, part, length, depth,
 //! sample) into a part directory: Parquet files and `part.json`, which records the dataset's
 //! head (command, recipe, suite), the shard and its row range, and each file's hash. A shard is
 //! a pure function of the recipe and (N, I), so rerunning one rewrites the same part.
@@ -55,7 +55,7 @@ impl Shard {
         }
     }
 
-    /// Rows `[I·n/N, (I+1)·n/N)` of `total`: contiguous, in order, covering every row once.
+    /// Instances `[I·n/N, (I+1)·n/N)` of `total`: contiguous, in order, covering each once.
     pub fn range(&self, total: u64) -> std::ops::Range<u64> {
         let at = |i: u64| (u128::from(total) * u128::from(i) / u128::from(self.count)) as u64;
         at(self.index)..at(self.index + 1)
@@ -78,8 +78,9 @@ pub struct PartPlan {
     pub configs: Vec<String>,
     /// Whether the merged dataset gets JSON Lines mirrors.
     pub jsonl: bool,
-    /// Rows of the whole dataset.
-    pub total_rows: u64,
+    /// Instances of the whole dataset: what shards divide (each makes one row, two with
+    /// `--controls`, whose control row stays in its instance's shard).
+    pub total_instances: u64,
     /// How many shards the dataset is split into.
     pub num_shards: u64,
 }
@@ -93,9 +94,9 @@ pub struct PartManifest {
     pub plan: PartPlan,
     /// This shard's index.
     pub shard_index: u64,
-    /// The first row (of the whole dataset) this part holds.
+    /// The first instance (of the whole dataset) this part holds.
     pub start: u64,
-    /// One past its last row.
+    /// One past its last instance.
     pub end: u64,
     /// The part's Parquet files, in row order.
     pub files: Vec<FileEntry>,
@@ -112,7 +113,7 @@ impl PartManifest {
         files: Vec<FileEntry>,
         content_hash: String,
     ) -> PartManifest {
-        let range = shard.range(plan.total_rows);
+        let range = shard.range(plan.total_instances);
         PartManifest {
             format: PART_FORMAT.into(),
             plan,

@@ -376,6 +376,7 @@ fn three_shards_merge_into_the_one_machine_dataset_byte_for_byte() {
 #[test]
 fn any_shard_count_of_any_command_merges_byte_identically() {
     let t = tempfile::tempdir().unwrap();
+    let seed_file = t.path().join("private.seed");
     let file = t.path().join("mixed.toml");
     std::fs::write(
         &file,
@@ -405,6 +406,31 @@ fn any_shard_count_of_any_command_merges_byte_identically() {
             "3",
         ],
         vec!["suite", s(&file), "--rows-per-file", "2", "--jsonl"],
+        // Control rows stay with their instance's shard; a private split's shards share the
+        // seed file.
+        vec![
+            "niah",
+            "--variant",
+            "multikey",
+            "--len",
+            "1k",
+            "--depths",
+            "4",
+            "--controls",
+            "no-context",
+            "--rows-per-file",
+            "3",
+        ],
+        vec![
+            "needlechain",
+            "--len",
+            "1k",
+            "--samples",
+            "5",
+            "--private",
+            "--seed-file",
+            s(&seed_file),
+        ],
     ]
     .into_iter()
     .map(|v| v.into_iter().map(String::from).collect())
