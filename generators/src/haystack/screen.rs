@@ -57,12 +57,20 @@ impl Screen {
         if self.is_empty() {
             return false;
         }
-        let words = words_of(text);
-        words.iter().enumerate().any(|(i, w)| {
+        // One lower-cased buffer and the word spans in it: no string per word (this runs on
+        // every haystack unit of every instance).
+        let mut lower = String::with_capacity(text.len());
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        word_spans(text, &mut lower, &mut spans);
+        let word = |&(a, b): &(usize, usize)| &lower[a..b];
+        spans.iter().enumerate().any(|(i, span)| {
+            let w = word(span);
             self.words.contains(w)
                 || self.phrases.get(w).is_some_and(|list| {
-                    list.iter()
-                        .any(|p| words.len() - i >= p.len() && words[i..i + p.len()] == p[..])
+                    list.iter().any(|p| {
+                        spans.len() - i >= p.len()
+                            && p.iter().zip(&spans[i..]).all(|(pw, s)| word(s) == pw)
+                    })
                 })
         })
     }
@@ -71,28 +79,43 @@ impl Screen {
 /// The lower-cased words of `text`: maximal runs of letters and digits, where digit groups
 /// joined by a thousands separator (`1,234,567`, `1_234`, `1 234` is two words) count as one.
 fn words_of(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
+    let mut lower = String::new();
+    let mut spans = Vec::new();
+    word_spans(text, &mut lower, &mut spans);
+    spans
+        .iter()
+        .map(|&(a, b)| lower[a..b].to_string())
+        .collect()
+}
+
+/// [`words_of`] into `lower` (the words, lower-cased, one after another) and `spans` (each
+/// word's byte range in `lower`).
+fn word_spans(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
+    let mut start = lower.len();
+    let mut last: Option<char> = None;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c.is_alphanumeric() {
-            current.extend(c.to_lowercase());
+            lower.extend(c.to_lowercase());
+            last = lower.chars().next_back();
             continue;
         }
         let digit_group = matches!(c, ',' | '_')
-            && current.chars().last().is_some_and(|d| d.is_ascii_digit())
+            && lower.len() > start
+            && last.is_some_and(|d| d.is_ascii_digit())
             && chars.peek().is_some_and(|d| d.is_ascii_digit());
         if digit_group {
             continue;
         }
-        if !current.is_empty() {
-            words.push(std::mem::take(&mut current));
+        if lower.len() > start {
+            spans.push((start, lower.len()));
+            start = lower.len();
         }
+        last = None;
     }
-    if !current.is_empty() {
-        words.push(current);
+    if lower.len() > start {
+        spans.push((start, lower.len()));
     }
-    words
 }
 
 #[cfg(test)]
