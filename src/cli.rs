@@ -39,6 +39,8 @@ pub enum Command {
     Cwe(Box<CweArgs>),
     /// Frequent words extraction: the most frequent coded words of a Zipf text (RULER's fwe).
     Fwe(Box<FweArgs>),
+    /// Document QA over your SQuAD or HotpotQA file: gold paragraphs among distractors (RULER's qa).
+    Qa(Box<QaArgs>),
     /// Several tasks as one dataset: a built-in suite (ruler, babilong, reasoning) or a .toml file.
     Suite(Box<SuiteArgs>),
     /// Join the parts written by --num-shards/--shard-index into the one-machine dataset.
@@ -411,6 +413,23 @@ pub struct FweArgs {
     pub common: CommonArgs,
 }
 
+#[derive(Debug, Args, Clone)]
+pub struct QaArgs {
+    /// The SQuAD (v1.1/v2.0) or HotpotQA JSON file whose paragraphs and questions are used;
+    /// it is the haystack, recorded by hash. Nothing is downloaded.
+    #[arg(long)]
+    pub data: String,
+    /// squad or hotpotqa (default: detected from the file: SQuAD is an object, HotpotQA a list).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Score by exact match with one of the gold answers (metric one_of) instead of "a gold
+    /// answer occurs in the output" (metric any, RULER's).
+    #[arg(long)]
+    pub exact: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The dataset directory.
@@ -444,8 +463,9 @@ pub struct InputOverrides {
     /// The tokenizer.json the dataset was made with.
     #[arg(long)]
     pub tokenizer: Option<String>,
-    /// The corpus the dataset was made with (with its :field suffix, if any).
-    #[arg(long)]
+    /// The corpus the dataset was made with (with its :field suffix, if any); for qa, its
+    /// QA data file (also spelled --data).
+    #[arg(long, alias = "data")]
     pub haystack: Option<String>,
     /// The template file the dataset was made with.
     #[arg(long)]

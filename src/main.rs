@@ -201,7 +201,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         generating => match options::task_command(&generating) {
-            Some((options, common)) => generate_task(options?, common),
+            Some((options, common)) => generate_task(options?, &common),
             None => Err(anyhow::anyhow!("no command handles {generating:?}")),
         },
     }

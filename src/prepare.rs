@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use needlework_generators::chat::{ChatTemplate, Reader};
+use needlework_generators::haystack::documents::Documents;
 use needlework_generators::tasks::TaskParams;
 use needlework_generators::tokenizer::BUILTIN_TOKENIZERS;
 use needlework_generators::{
@@ -107,6 +108,9 @@ pub fn load_tokenizer(name: &str) -> Result<Tokenizer> {
 /// The haystack a recipe names (a built-in name or a corpus path), prepared for `tok`; `None`
 /// for `none`.
 pub fn load_haystack(task: &dyn Task, haystack: &str, tok: &Tokenizer) -> Result<Option<Haystack>> {
+    if task.name() == "qa" {
+        return load_documents(haystack).map(Some);
+    }
     let (kind, corpus) = match haystack {
         "none" if task.requires_haystack() => {
             return Err(usage(format!(
@@ -132,6 +136,18 @@ pub fn load_haystack(task: &dyn Task, haystack: &str, tok: &Tokenizer) -> Result
         }
     };
     Ok(Some(Haystack::prepare(kind, corpus, tok).map_err(usage)?))
+}
+
+/// qa's haystack: the paragraphs and questions of a SQuAD or HotpotQA file.
+fn load_documents(path: &str) -> Result<Haystack> {
+    if BUILTIN_HAYSTACKS.contains(&path) {
+        return Err(usage(format!(
+            "invalid --data '{path}': qa reads a SQuAD or HotpotQA JSON file, not a built-in haystack"
+        )));
+    }
+    let bytes = paths::read_input(Path::new(path), paths::MAX_QA_FILE_BYTES, "QA data")?;
+    let docs = Documents::parse(path, &bytes).map_err(usage)?;
+    Ok(Haystack::of_documents(Arc::new(docs)))
 }
 
 /// A built-in template by name or a template file, compiled and checked to render with the

@@ -433,6 +433,7 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
             let (options, common) =
                 task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
             let options = options.map_err(|e| at(&src.shown, spec.line, e))?;
+            let common = &*common;
             let parts =
                 build_parts(&options, &common.split).map_err(|e| at(&src.shown, spec.line, e))?;
             parts[0].1.uses_haystack()
@@ -452,7 +453,7 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         let cli = parse_entry(&argv)?;
         let (options, common) =
             task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
-        let mut entry = options.and_then(|o| build_entry(o, common)).map_err(|e| {
+        let mut entry = options.and_then(|o| build_entry(o, &common)).map_err(|e| {
             let e = match e.downcast_ref::<UsageError>() {
                 Some(u) => usage(format!("[[task]] {shown_name}: {u}")),
                 None => e,

@@ -27,6 +27,7 @@ SHA-256 against OpenAI's published hashes, so they are the genuine files.
 import glob
 import hashlib
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -79,6 +80,8 @@ def needle_checks(row):
             (lambda t, s=f"One of the access codes assigned to {n['key']} is {n['value']}.": t.startswith(s))
             for n in params["needles"]
         ]
+    if row["task"] == "qa":
+        return [(lambda t, k=k: t.startswith(f"Document {k}:")) for k in params["gold_documents"]]
     if row["task"] == "vt":
         return [(lambda t, v=v: t.startswith(f"Set the variable {v} to")) for v, _ in params["assignments"]]
     if row["task"] == "arith" and params["op"] == "sum":
@@ -224,6 +227,13 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
             else:
                 longest = max(len(encoders[tok].encode_ordinary(l + "\n")) for l in lines)
             tolerance = max(tolerance, params["rare_repeats"] * longest + 2)
+        if row["task"] == "qa":
+            # Whole documents: the most that fit, so short of the budget by less than the
+            # first document left out (with its header and separator).
+            tolerance = max(tolerance, params["next_document_tokens"] + 2)
+            headers = [int(m) for m in re.findall(r"(?m)^Document (\d+):$", text)]
+            if headers != list(range(1, params["documents"] + 1)):
+                fail(f"row {row['id']}: documents numbered {headers[:5]}... but params say {params['documents']}")
         if row["task"] == "needlechain" and not params["diluted"]:
             # Discrete size: the largest chain that fits, so within one fact (and its name).
             tolerance = max(tolerance, 48)
