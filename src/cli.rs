@@ -194,7 +194,22 @@ pub struct SuiteArgs {
     /// Canary GUID (default: derived from the suite's recipes).
     #[arg(long)]
     pub canary: Option<String>,
-    /// Dataset directory (default ./datasets/<suite>-s<seed>).
+    /// A private suite: one 256-bit seed from the operating system for every config, kept only
+    /// in --seed-file; the dataset carries one commitment to it (overrides the suite's `private`).
+    #[arg(long, conflicts_with = "seed")]
+    pub private: bool,
+    /// Where the private seed is kept (outside --out); an existing seed file is reused, so the
+    /// shards of one private suite share one seed (overrides the suite's `seed_file`).
+    #[arg(long)]
+    pub seed_file: Option<PathBuf>,
+    /// Share no instance with these datasets: each config avoids the identities of every
+    /// instance of its task in them, whatever their configs (overrides the suite's `disjoint_from`).
+    #[arg(long, num_args = 1.., value_name = "DIR")]
+    pub disjoint_from: Vec<String>,
+    /// Add a control row per instance in every config: no-context (overrides the suite's `controls`).
+    #[arg(long, value_name = "KIND")]
+    pub controls: Option<String>,
+    /// Dataset directory (default ./datasets/<suite>-s<seed>, or <suite>-private).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Replace a non-empty --out directory.

@@ -209,10 +209,22 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
                  f"character {at}: {(got or '')[at:at + 60]!r} vs {prompt[at:at + 60]!r}")
         if prompt_count != row["prompt_tokens"]:
             fail(f"row {row['id']}: prompt_tokens {row['prompt_tokens']} but reference count {prompt_count}")
+        params = json.loads(row["params"])
+        if params.get("control"):
+            # A control row (--controls no-context): the question without its context, measured
+            # like every row, short by design (no length window), holding none of the answers.
+            if row["target_length"] > 0 and prompt_count + row["max_new_tokens"] > row["target_length"]:
+                fail(f"row {row['id']}: a control row over its target length")
+            for a in row["answers"]:
+                # An answer the question itself words (niah's absent key: "answer none") is
+                # no leak; any other is.
+                if a in text and a not in row["question"]:
+                    fail(f"row {row['id']}: control row holds the answer {a!r}")
+            checked += 1
+            continue
         # The budget: what the model reads plus what it may write fits the length.
         budget = row["target_length"] - row["max_new_tokens"]
         tolerance = max(16, budget // 500)
-        params = json.loads(row["params"])
         if row["target_length"] == 0:
             budget = prompt_count  # no length target: the task's native size
         if row["task"] in ("sort", "cwe", "fwe") and not params.get("hidden"):
