@@ -113,7 +113,7 @@ fn recipe(d: &mut Draw) -> Vec<String> {
     let seed = d.next().to_string();
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    match d.below(9) {
+    match d.below(10) {
         0 => {
             let variant = d.pick(&["single", "multikey", "multivalue", "multiquery", "none"]);
             push(&[
@@ -229,6 +229,14 @@ fn recipe(d: &mut Draw) -> Vec<String> {
         8 => {
             push(&["fwe", "--alpha", d.pick(&["2", "1.5", "3"]), "--top"]);
             push(&[d.pick(&["1", "3", "5"]), "--len", &lengths(d, 600, 9000)]);
+        }
+        9 => {
+            let file = d.pick(&["squad.json", "hotpotqa.json"]);
+            push(&["qa", "--data", &fixture(&format!("qa/{file}"))]);
+            push(&["--len", &lengths(d, 1500, 9000), "--depths", &depths(d)]);
+            if d.chance(30) {
+                push(&["--exact"]);
+            }
         }
         _ => {
             let task = d.pick(&[
