@@ -56,6 +56,13 @@ fn one_line(msg: &str) -> String {
 }
 
 fn main() -> ExitCode {
+    // A reader that stops early (`gen inspect DIR --prompts | head`) ends gen by SIGPIPE, as it
+    // ends any Unix tool, instead of a panic in `println!` (Rust ignores SIGPIPE by default).
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // Every argument must be text: the manifest records the command, and clap would accept a
     // non-UTF-8 path that `std::env::args` then panics on.
     if let Some(bad) = std::env::args_os().skip(1).find(|a| a.to_str().is_none()) {
