@@ -31,6 +31,7 @@ pub fn cell_at(recipe: &Recipe, i: u64) -> Cell {
         length,
         depth: depths.map(|d| d[(within / recipe.samples) as usize]),
         sample: within % recipe.samples,
+        slot: within,
     }
 }
 
@@ -48,10 +49,13 @@ pub fn make_rows(plan: &Plan, task: &dyn Task, cell: &Cell) -> Result<Vec<Row>> 
         ..
     } = *plan;
     let mut extra = recipe.provenance_extra(exclusion.map(|e| e.hash.as_str()));
+    // A redraw's slot lies past every slot of the length, as its sample lies past the cell's.
+    let per_length = recipe.depths.as_ref().map_or(1, |d| d.len() as u64) * recipe.samples;
     let mut draw = 0u64;
     let instance = loop {
         let at = Cell {
             sample: cell.sample + draw * recipe.samples,
+            slot: cell.slot + draw * per_length,
             ..*cell
         };
         let generated = generate_one(task, run, &at);

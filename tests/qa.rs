@@ -1,8 +1,8 @@
 //! `gen qa` through the real binary, checked against the data file read independently here:
 //! each row asks a question of the file with the file's answers, its gold paragraphs stand in
 //! the input whole and numbered where `params` says, no distractor states a gold answer, the
-//! first gold paragraph sits at the asked depth, every sample asks its own question (the same at
-//! every length and depth), lengths are exact and as full as whole documents allow, and `verify`
+//! first gold paragraph sits at the asked depth, every instance of a length asks its own question
+//! (the same at every length), lengths are exact and as full as whole documents allow, and `verify`
 //! regenerates it all. Over many seeds, both formats, several tokenizers.
 //!
 //! Regenerate the golden files with `UPDATE_GOLDEN=1 cargo test --release --test qa golden`.
@@ -124,13 +124,24 @@ fn documents(input: &str) -> BTreeMap<usize, String> {
     out
 }
 
-/// Whether `term` occurs in `text` as whole words, case-insensitively.
+/// Whether `term` occurs in `text` as whole words, case-insensitively; a number is whole only
+/// where no digit group joins it (`9` is not in `9,000`, as it is not in `9000`).
 fn mentions(text: &str, term: &str) -> bool {
     let (t, w) = (text.to_lowercase(), term.to_lowercase());
+    let joined = |sep: Option<char>, next: Option<char>, edge: Option<char>| {
+        matches!(sep, Some(',' | '.' | '_'))
+            && next.is_some_and(|c| c.is_ascii_digit())
+            && edge.is_some_and(|c| c.is_ascii_digit())
+    };
     t.match_indices(&w).any(|(i, _)| {
-        let before = t[..i].chars().next_back();
-        let after = t[i + w.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        let mut before = t[..i].chars().rev();
+        let mut after = t[i + w.len()..].chars();
+        let (b1, b2) = (before.next(), before.next());
+        let (a1, a2) = (after.next(), after.next());
+        !b1.is_some_and(char::is_alphanumeric)
+            && !a1.is_some_and(char::is_alphanumeric)
+            && !joined(b1, b2, w.chars().next())
+            && !joined(a1, a2, w.chars().next_back())
     })
 }
 
@@ -184,13 +195,13 @@ fn qa_rows_ask_the_files_questions_with_gold_paragraphs_in_place_over_many_seeds
             }
             generate(&out, &args);
             let tok = Tokenizer::builtin(tokenizer).unwrap();
-            let mut by_sample: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
+            let mut by_slot: BTreeMap<(u64, i64), BTreeSet<String>> = BTreeMap::new();
             for r in rows(Path::new(&out)) {
                 let p = &r.params;
                 let id = p["question_id"].as_str().unwrap().to_string();
                 let (question, answers, gold) = &truth[&id];
-                by_sample
-                    .entry(r.sample_index)
+                by_slot
+                    .entry((r.depth_percent.unwrap().to_bits(), r.sample_index))
                     .or_default()
                     .insert(id.clone());
                 assert!(r.input.contains(&format!("Question: {question}")), "{id}");
@@ -253,8 +264,8 @@ fn qa_rows_ask_the_files_questions_with_gold_paragraphs_in_place_over_many_seeds
                 );
                 checked += 1;
             }
-            // One question per sample, the same at every length and depth, distinct samples.
-            let asked: Vec<&String> = by_sample
+            // One question per (depth, sample), the same at every length, none asked twice.
+            let asked: Vec<&String> = by_slot
                 .values()
                 .map(|ids| {
                     assert_eq!(ids.len(), 1, "{ids:?}");
@@ -339,7 +350,7 @@ fn bad_qa_input_is_refused() {
         ),
         (
             vec!["qa", "--data", &squad, "--samples", "5000"],
-            "so at most 440 samples",
+            "at most 440 depths × samples",
         ),
         (vec!["qa", "--data", &squad, "--len", "100"], "too short"),
         (

@@ -300,8 +300,16 @@ fn with_qa_data_the_ruler_suite_writes_all_13_configs_that_verify() {
         .as_str()
         .unwrap()
         .starts_with("documents:"));
-    // One depth per sample, as for RULER's other haystack configs.
+    // One depth per sample, as for RULER's other haystack configs; still a question per row.
     assert_eq!(by_name["qa_2"]["samples"], 1);
+    for config in ["qa_1", "qa_2"] {
+        let asked: Vec<String> = common::rows(&out.join(config))
+            .iter()
+            .map(|r| r.params["question_id"].as_str().unwrap().to_string())
+            .collect();
+        let distinct: std::collections::BTreeSet<&String> = asked.iter().collect();
+        assert_eq!(distinct.len(), asked.len(), "{config}: {asked:?}");
+    }
     assert_eq!(m["rows"].as_u64().unwrap(), 26);
     assert!(gen(&["verify", s(&out), "-q"]).status.success());
 }

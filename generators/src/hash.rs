@@ -187,6 +187,7 @@ mod tests {
             length: 32768,
             depth: Some(50.0),
             sample: 0,
+            slot: 0,
         };
         let h = Provenance {
             task: "niah",

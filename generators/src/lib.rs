@@ -25,7 +25,7 @@
 //!     reserve: task.default_reserve() as u64,
 //!     reader: Default::default(),
 //! };
-//! let cell = Cell { length: 2048, depth: Some(50.0), sample: 0 };
+//! let cell = Cell { length: 2048, depth: Some(50.0), sample: 0, slot: 0 };
 //! let instance = task.generate(&run, &cell).unwrap();
 //! // What the model reads, plus what it may write, fits the length.
 //! assert!(instance.prompt_tokens + u64::from(instance.max_new_tokens) <= 2048);
@@ -243,6 +243,11 @@ pub struct Cell {
     pub depth: Option<f64>,
     /// Sample index within the (length, depth) cell.
     pub sample: u64,
+    /// The instance's place among all instances of its length: depth index × samples +
+    /// sample. Distinct across depths and samples, equal across lengths, so a task that draws
+    /// instances from a finite pool (qa's questions) never repeats one within a length, even
+    /// where each depth has one sample (RULER's layout).
+    pub slot: u64,
 }
 
 impl Run {

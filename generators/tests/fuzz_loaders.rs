@@ -80,7 +80,7 @@ proptest! {
         };
         let run = niah_run(tokenizer, haystack);
         let part = TaskParams::Niah(NiahParams::variant(NiahVariant::Single)).parts().unwrap().remove(0);
-        let cell = Cell { length: 1500, depth: Some(37.5), sample: 0 };
+        let cell = Cell { length: 1500, depth: Some(37.5), sample: 0, slot: 0 };
         if let Ok(instance) = part.task.generate(&run, &cell) {
             prop_assert_eq!(instance.length as usize, run.tokenizer.count(&instance.input).unwrap());
             prop_assert!(instance.length <= 1500 - 128);

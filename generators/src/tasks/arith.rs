@@ -552,6 +552,7 @@ mod tests {
                                     length,
                                     depth: None,
                                     sample,
+                                    slot: sample,
                                 };
                                 hash_result(&mut h, task.generate(&run, &cell));
                             }
@@ -578,6 +579,7 @@ mod tests {
                             length,
                             depth,
                             sample,
+                            slot: sample,
                         };
                         hash_result(&mut h, task.generate(&run, &cell));
                     }

@@ -338,6 +338,7 @@ mod tests {
                 length: 1500 + 500 * seed,
                 depth: None,
                 sample: seed,
+                slot: seed,
             };
             let inst = task.generate(&run, &cell).unwrap();
             let p: serde_json::Value = serde_json::from_str(&inst.params).unwrap();

@@ -274,6 +274,7 @@ mod tests {
                 length: 1200 + 700 * seed,
                 depth: None,
                 sample: seed,
+                slot: seed,
             };
             let inst = task.generate(&run, &cell).unwrap();
             let p: serde_json::Value = serde_json::from_str(&inst.params).unwrap();

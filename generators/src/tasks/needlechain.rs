@@ -695,6 +695,7 @@ mod tests {
                             length: 2048,
                             depth: None,
                             sample: 1,
+                            slot: 1,
                         },
                     )
                     .unwrap();
@@ -737,6 +738,7 @@ mod tests {
                     length: 16384,
                     depth: None,
                     sample: 0,
+                    slot: 0,
                 },
             )
             .unwrap();
@@ -765,6 +767,7 @@ mod tests {
                     length: 4096,
                     depth: None,
                     sample: 0,
+                    slot: 0,
                 },
             )
             .unwrap();
@@ -842,6 +845,7 @@ mod tests {
                         length,
                         depth: None,
                         sample,
+                        slot: sample,
                     };
                     let inst = task.generate(&run, &cell).unwrap();
                     let budget = length as usize - 32;

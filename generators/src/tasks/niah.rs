@@ -443,6 +443,7 @@ impl Task for Niah {
             length: 0,
             depth: Some(50.0),
             sample: 0,
+            slot: 0,
         };
         let c = self.content(&cell, run.seed)?;
         let (question, answer_prefix) = self.question(&c.asked);
@@ -612,6 +613,7 @@ mod tests {
                 length: 4096,
                 depth: Some(30.0),
                 sample: 2,
+                slot: 2,
             };
             let inst = task.generate(&run, &cell).unwrap();
             assert_eq!(
@@ -655,6 +657,7 @@ mod tests {
                     length: 2048,
                     depth: Some(50.0),
                     sample: 0,
+                    slot: 0,
                 },
             )
             .unwrap();

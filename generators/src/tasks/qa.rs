@@ -1,8 +1,9 @@
 //! `qa`: document question answering over the user's SQuAD or HotpotQA file, following the
 //! structure of RULER's two QA tasks.
 //!
-//! Sample `s` asks the `s`-th question of a seed-wide shuffle of the file's answerable
-//! questions, so every length and depth asks the same questions. Its gold paragraph(s) stand
+//! The instance in slot `k` of a length (depth index × samples + sample) asks the `k`-th
+//! question of a seed-wide shuffle of the file's answerable questions: every length asks the
+//! same questions, and no two instances of a length share one. Its gold paragraph(s) stand
 //! among distractor paragraphs of the same file — the question's own article (SQuAD) or its own
 //! distractors (HotpotQA) first, as RULER takes them, then any other — each numbered
 //! `Document k:` and separated by a blank line. The first gold paragraph is placed at the
@@ -202,8 +203,8 @@ impl Qa {
         Ok(docs)
     }
 
-    /// The question of sample `sample`: the same at every length and depth.
-    fn question_index(&self, run: &Run, docs: &Documents, sample: u64) -> Result<usize, GenError> {
+    /// The question of the instance in `slot`: the same at every length.
+    fn question_index(&self, run: &Run, docs: &Documents, slot: u64) -> Result<usize, GenError> {
         let params = canonical_json(&self.content_params());
         let mut rng = Coordinates {
             task: "qa-questions",
@@ -215,15 +216,15 @@ impl Qa {
         }
         .rng(Stream::Content);
         let n = docs.questions.len();
-        if sample >= n as u64 {
+        if slot >= n as u64 {
             return Err(GenError::BadCorpus(format!(
-                "the QA data has {n} answerable questions, so at most {n} samples (each sample asks its own question; sample {} was asked for)",
-                sample + 1
+                "the QA data has {n} answerable questions, and every instance of a length asks its own: at most {n} depths × samples (instance {} was asked for)",
+                slot + 1
             )));
         }
         let mut order = LazyShuffle::new(n);
         let mut q = 0;
-        for _ in 0..=sample {
+        for _ in 0..=slot {
             q = order.draw(&mut rng).unwrap_or(0);
         }
         Ok(q)
@@ -350,6 +351,8 @@ impl Task for Qa {
         let docs = self.documents(run)?;
         let tok = &run.tokenizer;
         let mut need = 0usize;
+        // The first `samples` slots (those of the first depth); a later one whose gold
+        // paragraphs do not fit is refused when it is made.
         for s in 0..samples {
             let q = &docs.questions[self.question_index(run, docs, s)?];
             let (question, prefix) = Self::question_text(q);
@@ -382,7 +385,7 @@ impl Task for Qa {
         let tok = &run.tokenizer;
         let params = canonical_json(&self.content_params());
         let coords = run.coordinates("qa", &params, cell);
-        let q = &docs.questions[self.question_index(run, docs, cell.sample)?];
+        let q = &docs.questions[self.question_index(run, docs, cell.slot)?];
         let (question, answer_prefix) = Self::question_text(q);
         let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
         let budget = cell.length.saturating_sub(run.reserve) as usize;

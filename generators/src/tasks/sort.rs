@@ -755,6 +755,7 @@ mod tests {
             length,
             depth: None,
             sample: 3,
+            slot: 3,
         };
         let inst = exact.generate(&run, &cell(longest)).unwrap();
         let budget = longest as usize;

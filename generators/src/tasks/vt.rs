@@ -352,6 +352,7 @@ mod tests {
                     length: 1500 + 300 * i as u64,
                     depth: Some(depth),
                     sample: seed,
+                    slot: seed,
                 };
                 let inst = task.generate(&run, &cell).unwrap();
                 let p: serde_json::Value = serde_json::from_str(&inst.params).unwrap();

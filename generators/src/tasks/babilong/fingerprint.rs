@@ -75,6 +75,7 @@ fn stories_and_bare_instances_are_unchanged() {
                 length: 0,
                 depth: None,
                 sample,
+                slot: sample,
             };
             hash_result(&mut h, task.generate(&run, &cell));
         }
@@ -94,6 +95,7 @@ fn instances_in_filler_are_unchanged() {
                     length: 1500,
                     depth,
                     sample,
+                    slot: sample,
                 };
                 hash_result(&mut h, task.generate(&run, &cell));
             }
