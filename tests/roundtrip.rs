@@ -108,7 +108,7 @@ fn recipe(d: &mut Draw) -> Vec<String> {
     let seed = d.next().to_string();
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    match d.below(9) {
+    match d.below(10) {
         0 => {
             let variant = d.pick(&["single", "multikey", "multivalue", "multiquery", "none"]);
             push(&[
@@ -122,6 +122,9 @@ fn recipe(d: &mut Draw) -> Vec<String> {
             push(&["--key-type", d.pick(&["words", "numbers", "uuids"])]);
             push(&["--value-type", d.pick(&["words", "numbers", "uuids"])]);
             push(&["--spread", d.pick(&["random", "even"])]);
+            if d.chance(30) {
+                push(&["--confusers", d.pick(&["1", "3", "8"])]);
+            }
         }
         1 => {
             push(&[
@@ -224,6 +227,17 @@ fn recipe(d: &mut Draw) -> Vec<String> {
         8 => {
             push(&["fwe", "--alpha", d.pick(&["2", "1.5", "3"]), "--top"]);
             push(&[d.pick(&["1", "3", "5"]), "--len", &lengths(d, 600, 9000)]);
+        }
+        9 => {
+            // Latent needles: one person asked, others leading elsewhere.
+            push(&["niah", "--needle", "latent", "--variant"]);
+            push(&[
+                d.pick(&["single", "multikey"]),
+                "--len",
+                &lengths(d, 500, 9000),
+            ]);
+            push(&["--depths", &depths(d), "--haystack", &haystack]);
+            push(&["--spread", d.pick(&["random", "even"])]);
         }
         _ => {
             let task = d.pick(&[

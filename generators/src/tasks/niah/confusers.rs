@@ -7,7 +7,7 @@
 //!   so the key keeps its type's shape: word keys get one letter substituted, inserted or
 //!   deleted (never the hyphen, never a whole word); 7-digit numbers one digit substituted (the
 //!   first stays non-zero); UUIDs one hex digit substituted (not the version or variant digit).
-//!   The near key equals no key, value or asked key of the instance.
+//!   The near key equals no key, value or asked key of the instance, and holds no gold value.
 //! - `superseded`: an asked key with a value it was once said to have, withdrawn.
 //! - `negated`: an asked key with a value it does not have.
 //!
@@ -170,8 +170,11 @@ impl Niah {
             let key = match kind {
                 ConfuserKind::NearKey => (0..super::MAX_DRAWS)
                     .find_map(|_| {
-                        near_key(&target, self.params.key_type, rng)
-                            .filter(|k| !used.contains(k) && !asked.contains(k))
+                        near_key(&target, self.params.key_type, rng).filter(|k| {
+                            !used.contains(k)
+                                && !asked.contains(k)
+                                && gold.iter().all(|g| !overlaps(g, k))
+                        })
                     })
                     .ok_or_else(exhausted)?,
                 _ => target,

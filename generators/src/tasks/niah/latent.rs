@@ -201,6 +201,10 @@ pub struct Latent {
     pub tables: Vec<Table>,
     /// Given names a person can have.
     pub names: Vec<&'static str>,
+    /// Every name the prose haystack can give a person (but common words): the closed label
+    /// set answers are scored against, so naming anyone else as well is wrong, and a word that
+    /// merely contains the name ("several" for Vera) is not the name.
+    pub labels: Vec<&'static str>,
     aliases: BTreeMap<&'static str, Vec<&'static str>>,
 }
 
@@ -251,6 +255,11 @@ impl Latent {
                 .collect::<BTreeSet<&'static str>>()
         };
         let given = words(GIVEN_NAMES);
+        let labels = given
+            .iter()
+            .copied()
+            .filter(|n| !NOT_NAMES.contains(n))
+            .collect();
         // A name inside another name (Anna in Hanna, Ivan in Ivanova) would let substring
         // scoring credit the prose's other person: such names never answer.
         let others: Vec<String> = given
@@ -282,6 +291,7 @@ impl Latent {
         Latent {
             tables,
             names,
+            labels,
             aliases,
         }
     }

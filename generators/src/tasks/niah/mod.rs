@@ -482,6 +482,7 @@ impl Task for Niah {
             answer_prefix: plan.answer_prefix,
             target: plan.target,
             answers: plan.answers,
+            labels: plan.labels,
             metric: plan.metric,
             length: fitted.length as u64,
             prompt_tokens: fitted.prompt_tokens as u64,

@@ -24,6 +24,8 @@ pub(super) struct Plan {
     pub answer_prefix: String,
     pub target: String,
     pub answers: Vec<String>,
+    /// The closed label set of metric `label` (latent needles), else empty.
+    pub labels: Vec<String>,
     pub metric: Metric,
     /// Terms no haystack unit may mention.
     pub screen: Screen,
@@ -219,6 +221,7 @@ impl Niah {
             answer_prefix,
             target,
             answers,
+            labels: Vec::new(),
             metric,
             screen,
             facts,
@@ -278,7 +281,8 @@ impl Niah {
             answer_prefix: drawn.prefix.clone(),
             target: gold.name.to_string(),
             answers: vec![gold.name.to_string()],
-            metric: Metric::All,
+            labels: latent.labels.iter().map(|l| l.to_string()).collect(),
+            metric: Metric::Label,
             screen: latent.screen(&drawn),
             facts,
             confusers: Vec::new(),
