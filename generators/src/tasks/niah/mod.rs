@@ -52,18 +52,14 @@ choice! {
 
 choice! {
     /// What the needles are.
+    #[derive(Default)]
     pub enum NeedleKind {
         /// "One of the access codes assigned to KEY is VALUE.": found by matching the question.
+        #[default]
         Code = "code",
         /// A person beside a thing; the question names only where the thing leads, so finding
         /// the needle takes one associative hop (NoLiMa's idea).
         Latent = "latent",
-    }
-}
-
-impl Default for NeedleKind {
-    fn default() -> Self {
-        NeedleKind::Code
     }
 }
 

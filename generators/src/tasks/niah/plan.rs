@@ -338,7 +338,6 @@ impl Niah {
         let frame = |q: &str, prefix: &str| -> Result<usize, GenError> {
             run.frame(&crate::template::vars([("question", q)]), prefix)?
                 .fixed_tokens(tok)
-                .map_err(GenError::from)
         };
         let count = |s: &str| tok.count(&format!(" {s}")).map_err(GenError::from);
         if let (Some(latent), Source::Latent(_)) = (&self.latent, &plan.source) {
