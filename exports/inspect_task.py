@@ -66,7 +66,7 @@ def record_to_sample(row):
 
 @scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), "target_length")])
 def needlework_metric():
-    """Applies the row's own metric: all, any, exact, set or label."""
+    """Applies the row's own metric: all, any, exact, one_of, set or label."""
 
     async def score(state: TaskState, target: Target) -> Score:
         m = state.metadata

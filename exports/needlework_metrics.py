@@ -1,10 +1,11 @@
-"""needlework's five metrics, as `gen score` applies them (generators/src/scoring.rs).
+"""needlework's six metrics, as `gen score` applies them (generators/src/scoring.rs).
 
 Every row names its metric, so a harness scores it without knowing the task:
   all    every gold item occurs in the output (case-insensitive)
   any    at least one gold item occurs in the output
   exact  output equals target after trimming, dropping a repeated answer prefix and one
          trailing period, collapsing blanks, lowercasing
+  one_of output equals one of the gold items, cleaned as for exact (SQuAD's exact match)
   set    the output's items (split at commas and blanks) are the target's, as sets
   label  lowercase, cut at the first period, collect the closed-set labels occurring as whole
          words (ignoring labels the question names unless gold); right when they are the gold
@@ -107,6 +108,9 @@ def is_correct(metric, prediction, target, answers, labels=(), question="", answ
         return any(a.lower() in pred for a in answers)
     if metric == "exact":
         return _clean(prediction, answer_prefix) == _clean(target, answer_prefix)
+    if metric == "one_of":
+        said = _clean(prediction, answer_prefix)
+        return any(said == _clean(a, answer_prefix) for a in answers)
     if metric == "set":
         want = _items(target)
         return bool(want) and _items(prediction) == want

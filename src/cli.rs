@@ -39,6 +39,8 @@ pub enum Command {
     Cwe(Box<CweArgs>),
     /// Frequent words extraction: the most frequent coded words of a Zipf text (RULER's fwe).
     Fwe(Box<FweArgs>),
+    /// Document QA over your SQuAD or HotpotQA file: gold paragraphs among distractors (RULER's qa).
+    Qa(Box<QaArgs>),
     /// Several tasks as one dataset: a built-in suite (ruler, babilong, reasoning) or a .toml file.
     Suite(Box<SuiteArgs>),
     /// Join the parts written by --num-shards/--shard-index into the one-machine dataset.
@@ -192,7 +194,22 @@ pub struct SuiteArgs {
     /// Canary GUID (default: derived from the suite's recipes).
     #[arg(long)]
     pub canary: Option<String>,
-    /// Dataset directory (default ./datasets/<suite>-s<seed>).
+    /// A private suite: one 256-bit seed from the operating system for every config, kept only
+    /// in --seed-file; the dataset carries one commitment to it (overrides the suite's `private`).
+    #[arg(long, conflicts_with = "seed")]
+    pub private: bool,
+    /// Where the private seed is kept (outside --out); an existing seed file is reused, so the
+    /// shards of one private suite share one seed (overrides the suite's `seed_file`).
+    #[arg(long)]
+    pub seed_file: Option<PathBuf>,
+    /// Share no instance with these datasets: each config avoids the identities of every
+    /// instance of its task in them, whatever their configs (overrides the suite's `disjoint_from`).
+    #[arg(long, num_args = 1.., value_name = "DIR")]
+    pub disjoint_from: Vec<String>,
+    /// Add a control row per instance in every config: no-context (overrides the suite's `controls`).
+    #[arg(long, value_name = "KIND")]
+    pub controls: Option<String>,
+    /// Dataset directory (default ./datasets/<suite>-s<seed>, or <suite>-private).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Replace a non-empty --out directory.
@@ -419,6 +436,23 @@ pub struct FweArgs {
     pub common: CommonArgs,
 }
 
+#[derive(Debug, Args, Clone)]
+pub struct QaArgs {
+    /// The SQuAD (v1.1/v2.0) or HotpotQA JSON file whose paragraphs and questions are used;
+    /// it is the haystack, recorded by hash. Nothing is downloaded.
+    #[arg(long)]
+    pub data: String,
+    /// squad or hotpotqa (default: detected from the file: SQuAD is an object, HotpotQA a list).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Score by exact match with one of the gold answers (metric one_of) instead of "a gold
+    /// answer occurs in the output" (metric any, RULER's).
+    #[arg(long)]
+    pub exact: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The dataset directory.
@@ -452,8 +486,9 @@ pub struct InputOverrides {
     /// The tokenizer.json the dataset was made with.
     #[arg(long)]
     pub tokenizer: Option<String>,
-    /// The corpus the dataset was made with (with its :field suffix, if any).
-    #[arg(long)]
+    /// The corpus the dataset was made with (with its :field suffix, if any); for qa, its
+    /// QA data file (also spelled --data).
+    #[arg(long, alias = "data")]
     pub haystack: Option<String>,
     /// The template file the dataset was made with.
     #[arg(long)]

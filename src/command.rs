@@ -114,6 +114,10 @@ fn task_flags(options: &TaskParams) -> Vec<Flag> {
             Some(value("--layout", p.layout)),
             p.count.map(|n| value("--count", n)),
         ]),
+        TaskParams::Qa(p) => f.extend([
+            Some(value("--format", p.format.as_str())),
+            switch("--exact", p.exact),
+        ]),
         TaskParams::Babilong(p) => f.extend([
             Some(value(
                 "--task",
@@ -170,7 +174,14 @@ fn full(recipe: &Recipe, jsonl: bool, default_depths: Option<Vec<f64>>) -> Vec<F
         switch("--private", r.private.is_some()),
         Some(value("--tokenizer", &r.tokenizer)),
         Some(value("--reserve", r.reserve)),
-        Some(value("--haystack", &r.haystack)),
+        Some(value(
+            if matches!(r.options, TaskParams::Qa(_)) {
+                "--data"
+            } else {
+                "--haystack"
+            },
+            &r.haystack,
+        )),
         Some(value("--template", &r.template)),
         r.chat_template
             .as_ref()
@@ -209,7 +220,7 @@ fn recipe_of(argv: &[String], like: &Recipe) -> anyhow::Result<Recipe> {
     let cli = Cli::try_parse_from(argv)?;
     let (options, common) =
         task_command(&cli.command).ok_or_else(|| anyhow::anyhow!("not a generating command"))?;
-    let (mut recipe, _) = plan(options?, common, InputNames::AsRecorded)?;
+    let (mut recipe, _) = plan(options?, &common, InputNames::AsRecorded)?;
     // What a command cannot say (the commitment to a private seed, what the excluded
     // datasets held) is the recipe's own.
     if recipe.private.is_some() {
@@ -258,7 +269,8 @@ pub fn canonical_command(recipe: &Recipe, jsonl: bool) -> Result<Vec<String>, St
     let order: Vec<&'static str> = flags
         .iter()
         .map(|f| f.0)
-        .filter(|&n| n != "--jsonl")
+        // qa's --format stays: without it the command would read the file to detect it.
+        .filter(|&n| n != "--jsonl" && n != "--format")
         .collect();
     let (shortcuts, explicit): (Vec<_>, Vec<_>) = order
         .into_iter()
@@ -294,7 +306,7 @@ mod tests {
     fn recipe_of_plain(argv: &[String]) -> Recipe {
         let cli = Cli::try_parse_from(argv).unwrap();
         let (options, common) = task_command(&cli.command).unwrap();
-        plan(options.unwrap(), common, InputNames::AsRecorded)
+        plan(options.unwrap(), &common, InputNames::AsRecorded)
             .unwrap()
             .0
     }

@@ -52,25 +52,43 @@ pub fn keys_of(task: &dyn Task, instance: &Instance) -> Vec<String> {
 }
 
 /// The identity keys of every instance of the dataset in `dir` (control rows have none of
-/// their own), read from its Parquet files.
+/// their own), read from its Parquet files: every config of a suite, each by its own task.
+/// Keys are tagged with their task, so a new split's config meets only the instances of its
+/// own task kind, whichever configs of the excluded dataset hold them.
 pub fn dataset_keys(dir: &Path) -> Result<BTreeSet<String>> {
     let m = Manifest::read(dir)
         .map_err(|e| usage(format!("--disjoint-from {}: {e:#}", dir.display())))?;
-    let parts = build_parts(&m.recipe.options, &m.recipe.split)?;
-    let tasks: BTreeMap<String, &dyn Task> = parts
-        .iter()
-        .map(|(_, t)| (m.recipe.config_name(t.as_ref()), t.as_ref()))
-        .collect();
+    let recipes: Vec<(Option<String>, &crate::recipe::Recipe)> = match &m.suite {
+        Some(s) => s
+            .entries
+            .iter()
+            .map(|e| (e.config.clone(), &e.recipe))
+            .collect(),
+        None => vec![(None, &m.recipe)],
+    };
+    let mut parts = Vec::new();
+    for (config, r) in recipes {
+        for (split, task) in build_parts(&r.options, &r.split)? {
+            let name = config
+                .clone()
+                .unwrap_or_else(|| r.config_name(task.as_ref()));
+            parts.push(((name, split), task));
+        }
+    }
+    let tasks: BTreeMap<(String, String), &dyn Task> =
+        parts.iter().map(|(k, t)| (k.clone(), t.as_ref())).collect();
     let mut keys = BTreeSet::new();
     for f in &m.files {
         let path = dir.join(&f.path);
-        let task = tasks.get(&f.config).ok_or_else(|| {
-            usage(format!(
+        let task = tasks
+            .get(&(f.config.clone(), f.split.clone()))
+            .ok_or_else(|| {
+                usage(format!(
                 "--disjoint-from {}: its manifest lists {} under a config its recipe does not make",
                 dir.display(),
                 f.path
             ))
-        })?;
+            })?;
         let file = std::fs::File::open(&path).map_err(|e| {
             usage(format!(
                 "--disjoint-from {}: cannot read {}: {e}",
@@ -160,7 +178,7 @@ pub fn load_recorded(records: &[Excluded], dataset: &Path) -> Result<Exclusion> 
 }
 
 /// The provenance fact of a disjoint split: one hash over the excluded datasets' identities.
-fn combined(records: &[Excluded]) -> String {
+pub fn combined(records: &[Excluded]) -> String {
     let mut h = Xxh3::new();
     for r in records {
         h.update(r.identity.as_bytes());

@@ -366,7 +366,7 @@ pub fn plan_of(e: &Entry) -> Plan<'_> {
         parts: &e.parts,
         run: &e.run,
         config: e.config.as_deref(),
-        exclusion: e.exclusion.as_ref(),
+        exclusion: e.exclusion.as_deref(),
     }
 }
 

@@ -76,8 +76,11 @@ pub fn check_recorded(s: &Suite) -> Result<(), String> {
             || r.rows_per_file != first.recipe.rows_per_file
             || r.tokenizer_id != first.recipe.tokenizer_id
             || r.seed != first.recipe.seed
+            || r.private != first.recipe.private
+            || r.disjoint_from != first.recipe.disjoint_from
+            || r.controls != first.recipe.controls
         {
-            return Err("its suite entries differ in canary, compression, rows per file, tokenizer or seed, which gen suite makes one for the dataset".into());
+            return Err("its suite entries differ in canary, compression, rows per file, tokenizer, seed, private seed, excluded datasets or controls, which gen suite makes one for the dataset".into());
         }
         let parts = build_parts(&r.options, &r.split).map_err(|e| format!("{e:#}"))?;
         let mut made: Vec<String> = Vec::new();

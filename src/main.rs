@@ -10,6 +10,7 @@ mod dataset_files;
 mod disjoint;
 mod export;
 mod find_inputs;
+mod fresh;
 mod generate;
 mod head;
 mod heatmap;
@@ -32,6 +33,7 @@ mod shard;
 mod spec;
 mod suite;
 mod suite_file;
+mod suite_options;
 mod tally;
 mod usage;
 mod verify;
@@ -54,6 +56,13 @@ fn one_line(msg: &str) -> String {
 }
 
 fn main() -> ExitCode {
+    // A reader that stops early (`gen inspect DIR --prompts | head`) ends gen by SIGPIPE, as it
+    // ends any Unix tool, instead of a panic in `println!` (Rust ignores SIGPIPE by default).
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // Every argument must be text: the manifest records the command, and clap would accept a
     // non-UTF-8 path that `std::env::args` then panics on.
     if let Some(bad) = std::env::args_os().skip(1).find(|a| a.to_str().is_none()) {
@@ -201,7 +210,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         generating => match options::task_command(&generating) {
-            Some((options, common)) => generate_task(options?, common),
+            Some((options, common)) => generate_task(options?, &common),
             None => Err(anyhow::anyhow!("no command handles {generating:?}")),
         },
     }

@@ -264,12 +264,19 @@ pub fn card(m: &Manifest) -> String {
             .iter()
             .map(|k| format!("- `{}` was not made: {}\n", k.config, k.why))
             .collect();
+        // A suite is fresh as a whole: one private seed, one exclusion, controls everywhere.
+        let fresh = r.private.is_some() || !r.disjoint_from.is_empty() || r.controls.is_some();
         format!(
-            "\n## Suite\n\nMade by the suite `{}` (text hash `{}`): {} configs from {} recipes, one canary, every recipe in `manifest.json` under `suite.entries`. The table below shows the first.\n{}{}",
+            "\n## Suite\n\nMade by the suite `{}` (text hash `{}`): {} configs from {} recipes, one canary, every recipe in `manifest.json` under `suite.entries`. The table below shows the first.{}\n{}{}",
             s.source,
             s.hash,
             m.configs.len(),
             s.entries.len(),
+            if fresh {
+                " Its private seed (one seed, one commitment), excluded datasets and controls hold for every config."
+            } else {
+                ""
+            },
             if skipped.is_empty() { "" } else { "\n" },
             skipped
         )

@@ -107,7 +107,8 @@ fn check_parts(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PartManifest)>> {
             f.plan.generator.version, f.plan.generator.format_version
         )));
     }
-    // A control row (`--controls`) stays in its instance's shard; suites make none.
+    // A control row (`--controls`) stays in its instance's shard; a suite's entries all have
+    // controls or none, so the first recipe tells.
     let per_instance = f.plan.head.recipe.rows_per_instance();
     for (dir, part) in parts.values() {
         for file in &part.files {

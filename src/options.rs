@@ -2,6 +2,8 @@
 //! `TaskParams::parts`), with the core's refusals worded in command-line terms
 //! (`invalid --queries 3: ...`).
 
+use std::borrow::Cow;
+
 use anyhow::Result;
 use needlework_generators::tasks::arith::ArithParams;
 use needlework_generators::tasks::babilong::params::BabilongParams;
@@ -10,6 +12,7 @@ use needlework_generators::tasks::fwe::FweParams;
 use needlework_generators::tasks::needlechain::NeedlechainParams;
 use needlework_generators::tasks::niah::NiahParams;
 use needlework_generators::tasks::posgen::{PosgenParams, PosgenSplit};
+use needlework_generators::tasks::qa::{QaFormat, QaParams};
 use needlework_generators::tasks::sort::SortParams;
 use needlework_generators::tasks::vt::VtParams;
 use needlework_generators::tasks::TaskParams;
@@ -17,7 +20,7 @@ use needlework_generators::ParamError;
 
 use crate::cli::{
     ArithArgs, BabilongArgs, Command, CommonArgs, CweArgs, FweArgs, NeedlechainArgs, NiahArgs,
-    PosgenArgs, SortArgs, VtArgs,
+    PosgenArgs, QaArgs, SortArgs, VtArgs,
 };
 use crate::spec;
 use crate::usage::usage;
@@ -48,19 +51,55 @@ pub fn worded(e: ParamError) -> anyhow::Error {
 }
 
 /// A generating command's task parameters and common options; `None` for the other commands.
-pub fn task_command(command: &Command) -> Option<(Result<TaskParams>, &CommonArgs)> {
+/// qa's `--data` is its haystack, so its common options are its own with that filled in.
+pub fn task_command(command: &Command) -> Option<(Result<TaskParams>, Cow<'_, CommonArgs>)> {
+    let b = Cow::Borrowed;
     Some(match command {
-        Command::Niah(a) => (niah(a), &a.common),
-        Command::Needlechain(a) => (needlechain(a), &a.common),
-        Command::Posgen(a) => (posgen(a), &a.common),
-        Command::Sort(a) => (sort(a), &a.common),
-        Command::Arith(a) => (arith(a), &a.common),
-        Command::Babilong(a) => (babilong(a), &a.common),
-        Command::Vt(a) => (vt(a), &a.common),
-        Command::Cwe(a) => (cwe(a), &a.common_args),
-        Command::Fwe(a) => (fwe(a), &a.common),
+        Command::Niah(a) => (niah(a), b(&a.common)),
+        Command::Needlechain(a) => (needlechain(a), b(&a.common)),
+        Command::Posgen(a) => (posgen(a), b(&a.common)),
+        Command::Sort(a) => (sort(a), b(&a.common)),
+        Command::Arith(a) => (arith(a), b(&a.common)),
+        Command::Babilong(a) => (babilong(a), b(&a.common)),
+        Command::Vt(a) => (vt(a), b(&a.common)),
+        Command::Cwe(a) => (cwe(a), b(&a.common_args)),
+        Command::Fwe(a) => (fwe(a), b(&a.common)),
+        Command::Qa(a) => {
+            let mut common = a.common.clone();
+            let params = match common.haystack.replace(a.data.clone()) {
+                Some(h) => Err(usage(format!(
+                    "--haystack {h} does not apply: qa's haystack is its --data file (the paragraphs of {})",
+                    a.data
+                ))),
+                None => qa(a),
+            };
+            (params, Cow::Owned(common))
+        }
         _ => return None,
     })
+}
+
+/// `gen qa`: the file's format as given, else as its first bytes say.
+pub fn qa(a: &QaArgs) -> Result<TaskParams> {
+    let format = match &a.format {
+        Some(f) => f.parse::<QaFormat>().map_err(worded)?,
+        None => {
+            let head = crate::paths::read_head(std::path::Path::new(&a.data), 4096)
+                .map_err(|e| usage(format!("invalid --data '{}': {e}", a.data)))?;
+            let detected = needlework_generators::haystack::documents::DocFormat::detect(&head)
+                .ok_or_else(|| {
+                    usage(format!(
+                        "invalid --data '{}': expected SQuAD JSON (an object with \"data\") or HotpotQA JSON (a list of questions)",
+                        a.data
+                    ))
+                })?;
+            QaFormat::of(detected)
+        }
+    };
+    Ok(TaskParams::Qa(QaParams {
+        format,
+        exact: a.exact,
+    }))
 }
 
 /// Whether `--haystack` names a haystack (a diluted chain, hidden sort items).

@@ -112,6 +112,19 @@ pub const MAX_TOKENIZER_BYTES: u64 = 512 << 20;
 pub const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 /// Largest single corpus file read.
 pub const MAX_CORPUS_FILE_BYTES: u64 = 4 << 30;
+/// Largest QA data file read (HotpotQA's training set is about 0.6 GiB).
+pub const MAX_QA_FILE_BYTES: u64 = 2 << 30;
+
+/// The first `n` bytes of a regular file (enough to tell a file's format without reading it).
+pub fn read_head(path: &Path, n: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(n).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
 
 /// Read a user's input file, refusing (exit 2, one line) anything that is not a regular file
 /// (`/dev/zero`, a pipe, a directory) or is larger than `limit`, so no input can exhaust memory.

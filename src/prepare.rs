@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use needlework_generators::chat::{ChatTemplate, Reader};
+use needlework_generators::haystack::documents::Documents;
 use needlework_generators::tasks::TaskParams;
 use needlework_generators::tokenizer::BUILTIN_TOKENIZERS;
 use needlework_generators::{
@@ -16,6 +17,7 @@ use needlework_generators::{
 use crate::cli::CommonArgs;
 use crate::corpus;
 use crate::disjoint::Exclusion;
+use crate::fresh::Fresh;
 use crate::head::Suite;
 use crate::options::worded;
 use crate::paths;
@@ -37,8 +39,9 @@ pub struct Entry {
     pub parts: Parts,
     /// Inputs shared by every instance.
     pub run: Run,
-    /// The identities the rows must not share (`--disjoint-from`), if any.
-    pub exclusion: Option<Exclusion>,
+    /// The identities the rows must not share (`--disjoint-from`), if any: one for the
+    /// dataset, shared by a suite's entries.
+    pub exclusion: Option<Arc<Exclusion>>,
     /// A private split's seed file, kept once every check has passed.
     pub seed_file: Option<SeedFile>,
 }
@@ -107,6 +110,9 @@ pub fn load_tokenizer(name: &str) -> Result<Tokenizer> {
 /// The haystack a recipe names (a built-in name or a corpus path), prepared for `tok`; `None`
 /// for `none`.
 pub fn load_haystack(task: &dyn Task, haystack: &str, tok: &Tokenizer) -> Result<Option<Haystack>> {
+    if task.name() == "qa" {
+        return load_documents(haystack).map(Some);
+    }
     let (kind, corpus) = match haystack {
         "none" if task.requires_haystack() => {
             return Err(usage(format!(
@@ -132,6 +138,18 @@ pub fn load_haystack(task: &dyn Task, haystack: &str, tok: &Tokenizer) -> Result
         }
     };
     Ok(Some(Haystack::prepare(kind, corpus, tok).map_err(usage)?))
+}
+
+/// qa's haystack: the paragraphs and questions of a SQuAD or HotpotQA file.
+fn load_documents(path: &str) -> Result<Haystack> {
+    if BUILTIN_HAYSTACKS.contains(&path) {
+        return Err(usage(format!(
+            "invalid --data '{path}': qa reads a SQuAD or HotpotQA JSON file, not a built-in haystack"
+        )));
+    }
+    let bytes = paths::read_input(Path::new(path), paths::MAX_QA_FILE_BYTES, "QA data")?;
+    let docs = Documents::parse(path, &bytes).map_err(usage)?;
+    Ok(Haystack::of_documents(Arc::new(docs)))
 }
 
 /// A built-in template by name or a template file, compiled and checked to render with the
@@ -412,49 +430,32 @@ pub fn threads_of(threads: Option<usize>) -> Result<usize> {
 /// Validate a command's task and common arguments, load its inputs and check its lengths:
 /// one entry of a dataset (nothing is written).
 pub fn build_entry(options: TaskParams, common: &CommonArgs) -> Result<Entry> {
-    let (mut recipe, parts) = plan(options, common, InputNames::Record)?;
+    let (recipe, parts) = plan(options, common, InputNames::Record)?;
+    let out = out_of(common, parts[0].1.name())?;
+    let given: Vec<(String, String)> = common
+        .disjoint_from
+        .iter()
+        .zip(&recipe.disjoint_from)
+        .map(|(g, r)| (g.clone(), r.path.clone()))
+        .collect();
+    let mut fresh = Fresh::open(common.private, common.seed_file.as_deref(), &given, &out)?;
+    let mut entry = entry_of(recipe, parts, common, &fresh)?;
+    entry.seed_file = fresh.seed_file.take();
+    Ok(entry)
+}
+
+/// The entry of a planned recipe, in a dataset made `fresh` (a suite's entries share one):
+/// its seed and exclusion recorded, its inputs loaded, its lengths checked.
+pub fn entry_of(
+    mut recipe: Recipe,
+    parts: Parts,
+    common: &CommonArgs,
+    fresh: &Fresh,
+) -> Result<Entry> {
     let task = parts[0].1.as_ref();
     let haystack = haystack_of(common, task);
-    if common.private && common.seed_file.is_none() {
-        return Err(usage(
-            "--private needs --seed-file PATH: the file the secret seed is written to (or read from, to reuse it)",
-        ));
-    }
-    let out = out_of(common, task.name())?;
-    let seed_file = match &common.seed_file {
-        Some(path) => Some(SeedFile::open(path, &out)?),
-        None => None,
-    };
-    let seed = match &seed_file {
-        Some(f) => {
-            recipe.private = Some(f.secret.record());
-            f.secret.run_seed()
-        }
-        None => common.seed.into(),
-    };
-    let exclusion = if common.disjoint_from.is_empty() {
-        None
-    } else {
-        let given: Vec<(String, String)> = common
-            .disjoint_from
-            .iter()
-            .zip(&recipe.disjoint_from)
-            .map(|(g, r)| (g.clone(), r.path.clone()))
-            .collect();
-        for (g, _) in &given {
-            if crate::private::inside(Path::new(g), &out)
-                || crate::private::inside(&out, Path::new(g))
-            {
-                return Err(usage(format!(
-                    "--disjoint-from {g} overlaps --out {}: a split cannot be kept disjoint from itself",
-                    out.display()
-                )));
-            }
-        }
-        let (exclusion, records) = crate::disjoint::load_given(&given)?;
-        recipe.disjoint_from = records;
-        Some(exclusion)
-    };
+    fresh.record(&mut recipe);
+    let seed = fresh.seed(common.seed);
     let run = prepare_run(
         task,
         &common.tokenizer,
@@ -505,8 +506,8 @@ pub fn build_entry(options: TaskParams, common: &CommonArgs) -> Result<Entry> {
         recipe,
         parts,
         run,
-        exclusion,
-        seed_file,
+        exclusion: fresh.exclusion.clone(),
+        seed_file: None,
     })
 }
 

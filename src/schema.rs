@@ -140,6 +140,7 @@ pub(crate) fn parse_metric(s: &str) -> Result<Metric> {
         "all" => Metric::All,
         "any" => Metric::Any,
         "exact" => Metric::Exact,
+        "one_of" => Metric::OneOf,
         "set" => Metric::Set,
         "label" => Metric::Label,
         other => return Err(anyhow!("unknown metric '{other}'")),

@@ -348,6 +348,7 @@ fn metric_name(m: Metric) -> &'static str {
         Metric::All => "all",
         Metric::Any => "any",
         Metric::Exact => "exact",
+        Metric::OneOf => "one_of",
         Metric::Set => "set",
         Metric::Label => "label",
     }

@@ -13,15 +13,15 @@ use clap::{Args, CommandFactory, Parser};
 use needlework_generators::tasks;
 
 use crate::cli::{Cli, CommonArgs, SuiteArgs};
-use crate::command::{depths as render_depths, length as render_length};
+use crate::fresh::Fresh;
 use crate::head::{valid_config, Skipped, Suite, SuiteEntry};
 use crate::options::{flag, task_command};
 use crate::paths;
-use crate::prepare::{build_entry, builtin_tokenizer, check_out, threads_of, Entry, Job};
+use crate::prepare::{check_out, entry_of, plan, threads_of, Entry, InputNames, Job};
 use crate::recipe::{build_parts, derived_canary, BUILTIN_HAYSTACKS};
 use crate::shard::Shard;
-use crate::spec::{parse_depths, parse_lengths};
-use crate::suite_file::{parse, Setting, Word};
+use crate::suite_file::{parse, Setting, SuiteFile, Word};
+use crate::suite_options::{fresh_options, overrides, public_seed, suite_command};
 use crate::usage::{usage, UsageError};
 
 /// The built-in suites: name, TOML text, what it holds.
@@ -59,7 +59,15 @@ const DATASET_KEYS: &[&str] = &[
     "canary",
     "depth_per_sample",
     "about",
+    "private",
+    "seed_file",
+    "disjoint_from",
+    "controls",
 ];
+
+/// Dataset keys the suite resolves itself (one seed file, one exclusion for every entry)
+/// rather than handing to each entry's command.
+const FRESH_KEYS: &[&str] = &["private", "seed_file", "disjoint_from"];
 
 /// Command-line options a suite file does not set.
 const NOT_SUITE_KEYS: &[&str] = &[
@@ -156,70 +164,6 @@ fn source(given: &str) -> Result<Source> {
     })
 }
 
-/// The command a suite run records: `gen suite SOURCE` and the overrides given, each in one
-/// spelling (lengths as `4k`, built-in tokenizers by their first name, paths recorded), so
-/// every spelling of one run records one command.
-fn suite_command(a: &SuiteArgs, src: &Source) -> Result<Vec<String>> {
-    let mut out = vec!["gen".to_string(), "suite".to_string(), src.recorded.clone()];
-    let mut push = |f: &str, v: String| {
-        if v.starts_with('-') {
-            out.push(format!("{f}={v}"));
-        } else {
-            out.extend([f.to_string(), v]);
-        }
-    };
-    if let Some(q) = &a.qa_data {
-        push("--qa-data", paths::record(q));
-    }
-    if let Some(q) = &a.qa2_data {
-        push("--qa2-data", paths::record(q));
-    }
-    if let Some(l) = &a.len {
-        let l = parse_lengths(l, true).map_err(usage)?;
-        push(
-            "--len",
-            l.iter()
-                .map(|&v| render_length(v))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-    }
-    if let Some(d) = &a.depths {
-        push("--depths", render_depths(&parse_depths(d).map_err(usage)?));
-    }
-    if let Some(s) = a.samples {
-        push("--samples", s.to_string());
-    }
-    if let Some(s) = a.seed {
-        push("--seed", s.to_string());
-    }
-    if let Some(t) = &a.tokenizer {
-        push(
-            "--tokenizer",
-            builtin_tokenizer(t).map_or_else(|| paths::record(t), str::to_string),
-        );
-    }
-    if let Some(c) = &a.chat_template {
-        push("--chat-template", paths::record(c));
-    }
-    if let Some(s) = &a.system {
-        push("--system", s.clone());
-    }
-    if let Some(c) = &a.compression {
-        push("--compression", c.clone());
-    }
-    if let Some(n) = a.rows_per_file {
-        push("--rows-per-file", n.to_string());
-    }
-    if let Some(c) = &a.canary {
-        push("--canary", c.to_ascii_lowercase());
-    }
-    if a.jsonl {
-        out.push("--jsonl".into());
-    }
-    Ok(out)
-}
-
 /// A refusal about one place of the suite: `FILE:LINE: message`, still exit 2 when it was.
 fn at(shown: &str, line: usize, e: anyhow::Error) -> anyhow::Error {
     match e.downcast_ref::<UsageError>() {
@@ -237,27 +181,6 @@ fn setting<'a>(key: &str, entry: &'a [Setting], top: &'a [Setting]) -> Option<&'
         .or_else(|| top.iter().find(|s| s.key == key))
 }
 
-/// The command-line overrides of a suite run, as (key, word).
-fn overrides(a: &SuiteArgs) -> Vec<(&'static str, Word)> {
-    let t = |v: &Option<String>| v.clone().map(Word::Text);
-    let n = |v: Option<u64>| v.map(|n| Word::Text(n.to_string()));
-    [
-        ("lengths", t(&a.len)),
-        ("depths", t(&a.depths)),
-        ("samples", n(a.samples)),
-        ("seed", n(a.seed)),
-        ("tokenizer", t(&a.tokenizer)),
-        ("chat_template", t(&a.chat_template)),
-        ("system", t(&a.system)),
-        ("compression", t(&a.compression)),
-        ("rows_per_file", n(a.rows_per_file)),
-        ("canary", t(&a.canary)),
-    ]
-    .into_iter()
-    .filter_map(|(k, v)| v.map(|v| (k, v)))
-    .collect()
-}
-
 /// The flag a suite key sets.
 fn key_flag(key: &str) -> String {
     if key == "lengths" {
@@ -268,9 +191,13 @@ fn key_flag(key: &str) -> String {
 }
 
 /// A suite's entries, each checked like its command, with the suite's record; skipped entries
-/// named. Nothing is written.
-fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
-    let file = parse(&src.text).map_err(|(line, e)| usage(format!("{}:{line}: {e}", src.shown)))?;
+/// named. Every entry shares `fresh` (one private seed, one exclusion). Nothing is written.
+fn expand(
+    a: &SuiteArgs,
+    src: &Source,
+    file: &SuiteFile,
+    fresh: &Fresh,
+) -> Result<(Vec<Entry>, Vec<Skipped>)> {
     for s in &file.top {
         let known = DATASET_KEYS.contains(&s.key.as_str()) || ENTRY_KEYS.contains(&s.key.as_str());
         if !known {
@@ -342,6 +269,7 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
             match &s.word {
                 Word::Switch(true) => argv.push(key_flag(&s.key)),
                 Word::Switch(false) => {}
+                Word::List(_) => return Err(bad(format!("{} takes one value", s.key))),
                 Word::Text(t) => {
                     let t = match PLACEHOLDERS.iter().find(|(p, _)| p == t) {
                         Some((p, opt)) => {
@@ -384,7 +312,9 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         // Common keys: the command line's value, else the entry's, else the top's.
         let mut common_flags: Vec<String> = Vec::new();
         for key in ENTRY_KEYS.iter().chain(DATASET_KEYS) {
-            if ["depths", "samples", "depth_per_sample", "about"].contains(key) {
+            if ["depths", "samples", "depth_per_sample", "about"].contains(key)
+                || FRESH_KEYS.contains(key)
+            {
                 continue;
             }
             let word = cli
@@ -397,6 +327,7 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
                 Some(Word::Switch(_)) => {
                     return Err(here(format!("{key} takes a value, not true/false")))
                 }
+                Some(Word::List(_)) => return Err(here(format!("{key} takes one value"))),
                 None => {}
             }
         }
@@ -409,6 +340,7 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
             {
                 Some(Word::Text(t)) => Ok(Some(t)),
                 Some(Word::Switch(_)) => Err(here(format!("{key} takes a value, not true/false"))),
+                Some(Word::List(_)) => Err(here(format!("{key} takes one value"))),
                 None => Ok(None),
             }
         };
@@ -433,6 +365,7 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
             let (options, common) =
                 task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
             let options = options.map_err(|e| at(&src.shown, spec.line, e))?;
+            let common = &*common;
             let parts =
                 build_parts(&options, &common.split).map_err(|e| at(&src.shown, spec.line, e))?;
             parts[0].1.uses_haystack()
@@ -452,13 +385,18 @@ fn expand(a: &SuiteArgs, src: &Source) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         let cli = parse_entry(&argv)?;
         let (options, common) =
             task_command(&cli.command).ok_or_else(|| here("not a task".into()))?;
-        let mut entry = options.and_then(|o| build_entry(o, common)).map_err(|e| {
-            let e = match e.downcast_ref::<UsageError>() {
-                Some(u) => usage(format!("[[task]] {shown_name}: {u}")),
-                None => e,
-            };
-            at(&src.shown, spec.line, e)
-        })?;
+        let mut entry = options
+            .and_then(|o| {
+                let (recipe, parts) = plan(o, &common, InputNames::Record)?;
+                entry_of(recipe, parts, &common, fresh)
+            })
+            .map_err(|e| {
+                let e = match e.downcast_ref::<UsageError>() {
+                    Some(u) => usage(format!("[[task]] {shown_name}: {u}")),
+                    None => e,
+                };
+                at(&src.shown, spec.line, e)
+            })?;
         let made: Vec<String> = {
             let mut c: Vec<String> = Vec::new();
             for (_, t) in &entry.parts {
@@ -541,16 +479,27 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
     let threads = threads_of(a.threads)?;
     let shard = Shard::from_args(&a.shard)?;
     let src = source(&a.suite)?;
-    let command = suite_command(a, &src)?;
-    let (entries, skipped) = expand(a, &src)?;
-    let seed = entries[0].recipe.seed;
+    let file = parse(&src.text).map_err(|(line, e)| usage(format!("{}:{line}: {e}", src.shown)))?;
+    let command = suite_command(a, &src.recorded)?;
+    let options = fresh_options(a, &src.shown, &file)?;
     let out = a.out.clone().unwrap_or_else(|| {
-        let name = format!("{}-s{seed}", src.name);
+        let name = if options.private {
+            format!("{}-private", src.name)
+        } else {
+            format!("{}-s{}", src.name, public_seed(a, &file))
+        };
         PathBuf::from("datasets").join(match shard {
             Some(s) => s.default_dir(&name),
             None => name,
         })
     });
+    let fresh = Fresh::open(
+        options.private,
+        options.seed_file.as_deref(),
+        &options.disjoint,
+        &out,
+    )?;
+    let (entries, skipped) = expand(a, &src, &file, &fresh)?;
     let mut inputs: Vec<(&'static str, String)> = vec![("suite", a.suite.clone())];
     inputs.extend(a.qa_data.iter().map(|q| ("--qa-data", q.clone())));
     inputs.extend(a.qa2_data.iter().map(|q| ("--qa2-data", q.clone())));
@@ -564,6 +513,10 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
         inputs.extend(r.chat_template.iter().map(|c| ("chat template", c.clone())));
     }
     let lock = check_out(&out, a.force, &inputs)?;
+    // Every check has passed: a newly drawn seed is kept now, before any row is written.
+    if let Some(f) = &fresh.seed_file {
+        f.keep()?;
+    }
     if !a.quiet {
         for s in &skipped {
             eprintln!("skipped {}: {}", s.config, s.why);

@@ -10,7 +10,13 @@ pub enum Word {
     Text(String),
     /// true/false: a switch given or not.
     Switch(bool),
+    /// Several values that are each one word (`disjoint_from = ["a", "b,c"]`: paths, which
+    /// may hold commas).
+    List(Vec<String>),
 }
+
+/// Keys whose list is several words, not one comma-joined word.
+const LIST_KEYS: &[&str] = &["disjoint_from"];
 
 /// One `key = value` of the suite, with its line.
 #[derive(Debug, Clone)]
@@ -72,6 +78,9 @@ fn word(key: &str, v: &Value) -> Result<Word, String> {
             let items = items.ok_or_else(expected)?;
             if items.is_empty() {
                 return Err(format!("invalid {key}: an empty list"));
+            }
+            if LIST_KEYS.contains(&key) {
+                return Ok(Word::List(items));
             }
             if key == "depths" && items.len() == 1 {
                 return Ok(Word::Text(format!("{}%", items[0])));
@@ -162,6 +171,8 @@ mod tests {
         assert_eq!(f.tasks[0].settings[0].line, 6);
         assert_eq!(f.tasks[0].settings[0].word, Word::Switch(true));
         assert_eq!(f.tasks[0].settings[1].word, Word::Text("50%".into()));
+        let f = parse("disjoint_from = [\"a,b\", \"c\"]\n[[task]]\ntask = \"niah\"\n").unwrap();
+        assert_eq!(f.top[0].word, Word::List(vec!["a,b".into(), "c".into()]));
         let e = parse("seed = 3\nseed = 4\n").unwrap_err();
         assert_eq!(e.0, 2, "{e:?}");
     }

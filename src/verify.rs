@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Result;
 use needlework_generators::hash::content_hash;
@@ -26,6 +27,7 @@ use crate::progress::Progress;
 use crate::recipe::build_parts;
 use crate::recorded::recorded_recipes;
 use crate::schema::{from_batch, schema};
+use crate::sealed::Excluded;
 use crate::usage::usage;
 use crate::writer::{writer_properties, Target};
 
@@ -109,17 +111,10 @@ pub fn verify(
     let mut parted = Vec::with_capacity(recorded.len());
     for (config, recipe) in recorded {
         recipe.check_private().map_err(not_made)?;
-        if m.suite.is_some() && (recipe.private.is_some() || !recipe.disjoint_from.is_empty()) {
-            return Err(not_made(
-                "a suite entry with a private seed or --disjoint-from (suites make public splits)"
-                    .into(),
-            ));
-        }
         let parts = build_parts(&recipe.options, &recipe.split)?;
         parted.push((config, recipe, parts));
     }
     let r = &m.recipe;
-    let parts = &parted[0].2;
     // Regenerating costs as much as generating: a manifest claiming more rows than its files
     // hold is reported without remaking them, so an edited manifest cannot make verify run
     // for hours.
@@ -139,30 +134,44 @@ pub fn verify(
         Err(problem) => return Ok(report(dir, &[problem], None)),
     };
     let Some(seed) = r.run_seed(secret.as_ref()) else {
-        let (mut problems, expected) = crate::sealed::check_sealed(dir, &m, parts)?;
+        // Without the seed no row is regenerated; a disjoint split's rows are still checked
+        // against the excluded datasets when they are found.
+        let excluded = if r.disjoint_from.is_empty() {
+            Excluded::None
+        } else {
+            match crate::disjoint::load_recorded(&r.disjoint_from, dir) {
+                Ok(e) => Excluded::Found(e),
+                Err(e) => Excluded::Missing(format!("{e:#}")),
+            }
+        };
+        let (mut problems, expected) =
+            crate::sealed::check_sealed(dir, &m, &parted, head, &excluded)?;
         problems.extend(compare_manifest(dir, &expected));
         if problems.is_empty() {
-            crate::sealed::print_sealed_ok(dir, &expected);
+            crate::sealed::print_sealed_ok(dir, &expected, &excluded);
             return Ok(true);
         }
         return Ok(report(dir, &problems, None));
     };
-    let mut exclusion = if r.disjoint_from.is_empty() {
+    // One exclusion for the dataset: a suite's entries record the same excluded datasets.
+    let exclusion = if r.disjoint_from.is_empty() {
         None
     } else {
-        Some(crate::disjoint::load_recorded(&r.disjoint_from, dir)?)
+        Some(Arc::new(crate::disjoint::load_recorded(
+            &r.disjoint_from,
+            dir,
+        )?))
     };
     let mut entries = Vec::with_capacity(parted.len());
     for (config, recipe, parts) in parted {
-        // A suite's entries share the dataset's one (public) seed.
+        // A suite's entries share the dataset's one seed, public or private.
         let run = rebuild_run(&recipe, parts[0].1.as_ref(), inputs, dir, seed)?;
         entries.push(Entry {
             config,
             recipe,
             parts,
             run,
-            // Suites refuse --disjoint-from: only a one-recipe dataset has an exclusion.
-            exclusion: exclusion.take(),
+            exclusion: exclusion.clone(),
             seed_file: None,
         });
     }

@@ -3,6 +3,11 @@
 //! another working directory with one thread and compared byte for byte, so the next float,
 //! placement, path or determinism bug is found by a test rather than a user.
 //!
+//! Fresh-split options are drawn too (`--private` with a seed file kept outside the datasets,
+//! `--disjoint-from` an earlier dataset of the same task, `--controls no-context`), for the
+//! recipes and for a small random suite per ten recipes, and each such dataset is verified
+//! with its seed file (and without it first).
+//!
 //! `NEEDLEWORK_ROUNDTRIP_SEED` picks the recipes (printed, so a failure can be replayed),
 //! `NEEDLEWORK_ROUNDTRIP_RECIPES` how many, and `NEEDLEWORK_ROUNDTRIP_KEEP=DIR` keeps every
 //! dataset there for the Python reference checks (tiktoken, tokenizers) that CI runs.
@@ -108,7 +113,7 @@ fn recipe(d: &mut Draw) -> Vec<String> {
     let seed = d.next().to_string();
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    match d.below(10) {
+    match d.below(11) {
         0 => {
             let variant = d.pick(&["single", "multikey", "multivalue", "multiquery", "none"]);
             push(&[
@@ -229,6 +234,14 @@ fn recipe(d: &mut Draw) -> Vec<String> {
             push(&[d.pick(&["1", "3", "5"]), "--len", &lengths(d, 600, 9000)]);
         }
         9 => {
+            let file = d.pick(&["squad.json", "hotpotqa.json"]);
+            push(&["qa", "--data", &fixture(&format!("qa/{file}"))]);
+            push(&["--len", &lengths(d, 1500, 9000), "--depths", &depths(d)]);
+            if d.chance(30) {
+                push(&["--exact"]);
+            }
+        }
+        10 => {
             // Latent needles: one person asked, others leading elsewhere.
             push(&["niah", "--needle", "latent", "--variant"]);
             push(&[
@@ -274,6 +287,118 @@ fn recipe(d: &mut Draw) -> Vec<String> {
     a
 }
 
+/// The task a recipe's arguments run (`niah`, …) and whether it has a context to leave out
+/// (`--controls no-context` refuses posgen and arith's written-out problems).
+fn task_of(args: &[String]) -> (&str, bool) {
+    let task = args[0].as_str();
+    let context = match task {
+        "posgen" => false,
+        "arith" => args.iter().any(|a| a == "sum"),
+        _ => true,
+    };
+    (task, context)
+}
+
+/// Fresh-split options for a recipe, from their own stream (so the recipes themselves stay
+/// those of the seed): `--controls no-context`, `--private` with a seed file in `secrets`
+/// (outside every dataset; the recipe's public `--seed` is dropped), `--disjoint-from` an
+/// earlier dataset of the same task. The seed file, when private.
+fn fresh_options(
+    f: &mut Draw,
+    args: &mut Vec<String>,
+    k: u64,
+    secrets: &Path,
+    earlier: Option<&String>,
+) -> Option<String> {
+    let (_, context) = task_of(args);
+    if context && f.chance(25) {
+        args.extend(["--controls".into(), "no-context".into()]);
+    }
+    if let Some(prev) = earlier.filter(|_| f.chance(30)) {
+        args.extend(["--disjoint-from".into(), prev.clone()]);
+    }
+    if f.chance(20) {
+        let i = args.iter().position(|a| a == "--seed").unwrap();
+        args.drain(i..i + 2);
+        let key = secrets.join(format!("r{k:03}.key")).display().to_string();
+        args.extend(["--private".into(), "--seed-file".into(), key.clone()]);
+        return Some(key);
+    }
+    None
+}
+
+/// Verify `out` (with its seed file when private; without it first, which checks all but
+/// the regeneration); panics naming `what` when it does not verify.
+fn verify(out: &str, key: Option<&str>, what: &str) {
+    if key.is_some() {
+        let v = gen(&["verify", out, "-q"]);
+        let said = String::from_utf8_lossy(&v.stdout);
+        assert!(
+            v.status.success() && said.contains("needs the seed"),
+            "{what}: without its seed: {said}{}",
+            String::from_utf8_lossy(&v.stderr)
+        );
+    }
+    let mut a = vec!["verify", out, "-q"];
+    a.extend(key.iter().flat_map(|k| ["--seed-file", *k]));
+    let v = gen(&a);
+    assert!(
+        v.status.success(),
+        "{what} does not verify: {}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+}
+
+/// A small random suite (two or three entries, short lengths, two samples) with random fresh
+/// options, generated and verified; `earlier` are datasets made before, any of which it may
+/// be kept disjoint from.
+fn small_suite(f: &mut Draw, k: u64, base: &str, secrets: &Path, earlier: &[String]) {
+    let menu = [
+        "task = \"niah\"\nvariant = \"multikey\"",
+        "task = \"niah\"\nvalue_type = \"words\"",
+        "task = \"babilong\"\ntasks = \"qa1,qa2\"",
+        "task = \"needlechain\"\norder = \"shuffled\"",
+        "task = \"sort\"\nitems = 5\nhaystack = \"generated\"",
+        "task = \"vt\"\nhaystack = \"noise\"",
+    ];
+    let lengths = f.pick(&["\"1k\"", "\"1k\", \"2k\"", "\"1500\""]);
+    let mut text = format!(
+        "lengths = [{lengths}]\nsamples = 2\ntokenizer = \"{}\"\n",
+        f.pick(&["o200k", "cl100k", "gpt2"])
+    );
+    let first = f.below(menu.len() as u64) as usize;
+    for i in 0..2 + f.below(2) as usize {
+        text.push_str(&format!("\n[[task]]\n{}\n", menu[(first + i) % menu.len()]));
+    }
+    let file = secrets.join(format!("suite{k:03}.toml"));
+    std::fs::write(&file, &text).unwrap();
+    let out = format!("{base}/s{k:03}");
+    let mut args: Vec<String> = vec!["suite".into(), file.display().to_string()];
+    if f.chance(40) {
+        args.extend(["--controls".into(), "no-context".into()]);
+    }
+    if !earlier.is_empty() && f.chance(40) {
+        let prev = &earlier[f.below(earlier.len() as u64) as usize];
+        args.extend(["--disjoint-from".into(), prev.clone()]);
+    }
+    let key = f.chance(40).then(|| {
+        let key = secrets.join(format!("s{k:03}.key")).display().to_string();
+        args.extend(["--private".into(), "--seed-file".into(), key.clone()]);
+        key
+    });
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    all.extend(["--out", &out, "-q"]);
+    let res = gen(&all);
+    let what = format!("suite {k}: gen {} with\n{text}", args.join(" "));
+    assert!(
+        res.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    verify(&out, key.as_deref(), &what);
+}
+
 #[test]
 fn random_recipes_round_trip() {
     let seed = env_u64("NEEDLEWORK_ROUNDTRIP_SEED", 20261130);
@@ -285,7 +410,15 @@ fn random_recipes_round_trip() {
         .clone()
         .unwrap_or_else(|| t.path().display().to_string());
     let mut d = Draw(seed);
-    let (mut made, mut refused) = (0, 0);
+    // The fresh-split options draw from a stream of their own: the recipes stay the seed's.
+    let mut f = Draw(seed ^ 0x6672_6573_6873_706c);
+    let secrets = t.path().join("secrets");
+    std::fs::create_dir_all(&secrets).unwrap();
+    let (mut made, mut refused, mut suites) = (0, 0, 0);
+    // Datasets made with each fresh option: private, disjoint, controls.
+    let mut fresh = [0u64; 3];
+    // The datasets made so far, by task: what a later recipe may be kept disjoint from.
+    let mut by_task: std::collections::BTreeMap<String, String> = Default::default();
     for k in 0..count {
         let mut args = recipe(&mut d);
         // Samples may be given twice; the last one counts for clap only when allowed.
@@ -293,6 +426,8 @@ fn random_recipes_round_trip() {
             let i = args.iter().rposition(|a| a == "--samples").unwrap();
             args.drain(i..i + 2);
         }
+        let task = task_of(&args).0.to_string();
+        let key = fresh_options(&mut f, &mut args, k, &secrets, by_task.get(&task));
         let out = format!("{base}/r{k:03}");
         let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
         all.extend(["--out", &out, "-q"]);
@@ -314,6 +449,16 @@ fn random_recipes_round_trip() {
             args.join(" ")
         );
         made += 1;
+        for (n, flag) in fresh
+            .iter_mut()
+            .zip(["--private", "--disjoint-from", "--controls"])
+        {
+            *n += u64::from(args.iter().any(|a| a == flag));
+        }
+        by_task.insert(
+            task.clone(),
+            std::fs::canonicalize(&out).unwrap().display().to_string(),
+        );
         if k % 4 == 0 {
             // The same recipe from another working directory with one thread: every Parquet
             // file byte-identical (paths are spelled differently; the canary must not care).
@@ -342,13 +487,10 @@ fn random_recipes_round_trip() {
                 );
             }
         }
-        let v = gen(&["verify", &out, "-q"]);
-        assert!(
-            v.status.success(),
-            "recipe {k}: gen {} does not verify: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&v.stdout),
-            String::from_utf8_lossy(&v.stderr)
+        verify(
+            &out,
+            key.as_deref(),
+            &format!("recipe {k}: gen {}", args.join(" ")),
         );
         let manifest: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(Path::new(&out).join("manifest.json")).unwrap(),
@@ -371,6 +513,7 @@ fn random_recipes_round_trip() {
                 args.join(" "),
                 r.id
             );
+            // A control row is measured like any other and is short by design.
             if r.target_length > 0 {
                 assert!(
                     r.length <= r.target_length - reserve,
@@ -383,6 +526,12 @@ fn random_recipes_round_trip() {
             }
         }
     }
-    eprintln!("round trip: {made} datasets generated and verified, {refused} refused as out of range (too short, or beyond what the content fills)");
+    // A small suite with fresh options for every ten recipes (at least one).
+    let earlier: Vec<String> = by_task.values().cloned().collect();
+    for k in 0..count.div_ceil(10) {
+        small_suite(&mut f, k, &base, &secrets, &earlier);
+        suites += 1;
+    }
+    eprintln!("round trip: {made} datasets generated and verified, {refused} refused as out of range (too short, or beyond what the content fills), {suites} small suites; of the datasets {} private, {} disjoint, {} with controls", fresh[0], fresh[1], fresh[2]);
     assert!(made * 2 >= count, "too few recipes ran: {made} of {count}");
 }

@@ -510,3 +510,43 @@ fn a_score_out_that_cannot_be_made_exits_2() {
         assert_one_line(&res, &["--out /proc/x"]);
     }
 }
+
+/// A reader that stops early (`gen inspect DIR --prompts | head -1`) ends gen quietly: no panic
+/// message about a failed print, whatever the command prints.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_gen_without_a_panic() {
+    use std::io::Read;
+    let t = tmp();
+    let out = out_arg(t.path(), "d");
+    generate(
+        &out,
+        &["niah", "--len", "1k", "--depths", "11", "--samples", "20"],
+    );
+    for args in [
+        vec!["inspect", out.as_str(), "--prompts"],
+        vec!["inspect", out.as_str()],
+        // Short output races the hang-up: several tries make a panic all but certain to show.
+        vec!["list"],
+        vec!["list"],
+        vec!["list"],
+        vec!["list"],
+    ] {
+        let mut child = Command::new(GEN)
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Hang up before gen prints anything (and, for long output, after one byte).
+        let mut stdout = child.stdout.take().unwrap();
+        if args.len() > 2 {
+            let _ = stdout.read(&mut [0u8; 1]);
+        }
+        drop(stdout);
+        let res = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!err.contains("failed printing"), "{args:?}: {err}");
+    }
+}

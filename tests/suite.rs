@@ -249,6 +249,63 @@ fn the_ruler_suite_names_configs_as_ruler_and_skips_what_it_cannot_make() {
     assert!(gen(&["verify", s(&out), "-q"]).status.success());
 }
 
+fn qa_fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/qa")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn with_qa_data_the_ruler_suite_writes_all_13_configs_that_verify() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("ruler");
+    let (squad, hotpot) = (qa_fixture("squad.json"), qa_fixture("hotpotqa.json"));
+    let o = gen_ok(&[
+        "suite",
+        "ruler",
+        "--len",
+        "4k",
+        "--samples",
+        "2",
+        "--qa-data",
+        &squad,
+        "--qa2-data",
+        &hotpot,
+        "--out",
+        s(&out),
+    ]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("skipped"));
+    let m = manifest(&out);
+    let configs: Vec<&str> = m["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(configs.len(), 13, "{configs:?}");
+    assert!(m["suite"]["skipped"]
+        .as_array()
+        .is_none_or(|a| a.is_empty()));
+    let by_name: BTreeMap<&str, &serde_json::Value> = m["suite"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["config"].as_str().unwrap(), &e["recipe"]))
+        .collect();
+    assert_eq!(by_name["qa_1"]["options"]["format"], "squad");
+    assert_eq!(by_name["qa_2"]["options"]["format"], "hotpotqa");
+    assert!(by_name["qa_1"]["haystack_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("documents:"));
+    // One depth per sample, as for RULER's other haystack configs.
+    assert_eq!(by_name["qa_2"]["samples"], 1);
+    assert_eq!(m["rows"].as_u64().unwrap(), 26);
+    assert!(gen(&["verify", s(&out), "-q"]).status.success());
+}
+
 /// Run a generating command as `n` shards and merge them into `merged`.
 fn sharded(args: &[&str], n: u64, dir: &Path, merged: &Path) {
     let mut parts = Vec::new();
@@ -281,7 +338,19 @@ fn sharded(args: &[&str], n: u64, dir: &Path, merged: &Path) {
 #[test]
 fn three_shards_merge_into_the_one_machine_dataset_byte_for_byte() {
     let t = tempfile::tempdir().unwrap();
-    let args = ["suite", "ruler", "--len", "2k,4k", "--samples", "3"];
+    let (squad, hotpot) = (qa_fixture("squad.json"), qa_fixture("hotpotqa.json"));
+    let args = [
+        "suite",
+        "ruler",
+        "--len",
+        "2k,4k",
+        "--samples",
+        "3",
+        "--qa-data",
+        &squad,
+        "--qa2-data",
+        &hotpot,
+    ];
     let whole = t.path().join("whole");
     let mut a = args.to_vec();
     a.extend(["--out", s(&whole), "-q"]);

@@ -358,23 +358,42 @@ pub fn largest_fitting<T>(
 /// Render a context made only of `facts` (no haystack), one per line, and count it once.
 /// Offsets and depths are reported as [`fit`] does.
 pub fn render_facts(tok: &Tokenizer, frame: &Frame, facts: &[String]) -> Result<Fitted, GenError> {
+    let all: Vec<usize> = (0..facts.len()).collect();
+    render_joined(tok, frame, facts, "\n", &all)
+}
+
+/// Render a context of whole `parts` joined by `sep` (documents, facts) and count it once;
+/// the parts listed in `marked` are reported as needles, in that order, as [`fit`] does.
+pub fn render_joined(
+    tok: &Tokenizer,
+    frame: &Frame,
+    parts: &[String],
+    sep: &str,
+    marked: &[usize],
+) -> Result<Fitted, GenError> {
     let mut input = String::with_capacity(
-        frame.prefix.len() + frame.suffix.len() + facts.iter().map(|f| f.len() + 1).sum::<usize>(),
+        frame.prefix.len()
+            + frame.suffix.len()
+            + parts.iter().map(|f| f.len() + sep.len()).sum::<usize>(),
     );
     input.push_str(&frame.prefix);
     let ctx_start = input.len();
-    let mut spans = Vec::with_capacity(facts.len());
-    for (i, fact) in facts.iter().enumerate() {
+    let mut spans = Vec::with_capacity(parts.len());
+    for (i, part) in parts.iter().enumerate() {
         if i > 0 {
-            input.push('\n');
+            input.push_str(sep);
         }
         let start = input.len();
-        input.push_str(fact);
+        input.push_str(part);
         spans.push((start, input.len()));
     }
     let ctx_end = input.len();
     input.push_str(&frame.suffix);
-    measure(tok, frame, input, ctx_start, ctx_end, &spans)
+    let marks: Vec<(usize, usize)> = marked
+        .iter()
+        .filter_map(|&i| spans.get(i).copied())
+        .collect();
+    measure(tok, frame, input, ctx_start, ctx_end, &marks)
 }
 
 /// Count `input` once and turn byte spans into token offsets and depths; count what the model

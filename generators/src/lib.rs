@@ -136,6 +136,9 @@ pub enum Metric {
     Any,
     /// The output equals `target` after trimming.
     Exact,
+    /// The output equals one of `answers` after the same cleaning as `exact` (SQuAD's exact
+    /// match: annotators gave several spellings of one answer).
+    OneOf,
     /// The same set of items.
     Set,
     /// The labels of the closed set `labels` found in the output are exactly the gold items
@@ -150,6 +153,7 @@ impl Metric {
             Metric::All => "all",
             Metric::Any => "any",
             Metric::Exact => "exact",
+            Metric::OneOf => "one_of",
             Metric::Set => "set",
             Metric::Label => "label",
         }

@@ -179,6 +179,7 @@ fn push_field(buf: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// A ChaCha8 stream with value-stable helpers.
+#[derive(Clone)]
 pub struct Rng(ChaCha8Rng);
 
 impl Rng {

@@ -1,4 +1,4 @@
-//! The five metrics a row can name, applied to a model's output.
+//! The six metrics a row can name, applied to a model's output.
 //!
 //! Every row stores its metric so any harness can score it without knowing the task. The same
 //! rules are written in Python for the harness exports (`exports/needlework_metrics.py`); CI
@@ -88,6 +88,12 @@ pub fn is_correct(gold: &Gold<'_>, prediction: &str) -> bool {
             .any(|a| pred.contains(&a.to_lowercase())),
         Metric::Exact => {
             clean(prediction, gold.answer_prefix) == clean(gold.target, gold.answer_prefix)
+        }
+        Metric::OneOf => {
+            let said = clean(prediction, gold.answer_prefix);
+            gold.answers
+                .iter()
+                .any(|a| said == clean(a, gold.answer_prefix))
         }
         Metric::Set => {
             let items = |s: &str| -> std::collections::BTreeSet<String> {
@@ -281,6 +287,38 @@ mod tests {
         assert!(check(Metric::Any, "", &a, &[], "", "Just 4821937."));
         assert!(!check(Metric::Any, "", &a, &[], "", ""));
         assert!(check(Metric::All, "", &["Amber Fox"], &[], "", "amber fox"));
+    }
+
+    #[test]
+    fn one_of_is_exact_match_against_any_gold_spelling() {
+        let a = ["the Melith", "Melith"];
+        assert!(check(Metric::OneOf, "the Melith", &a, &[], "", "Melith."));
+        assert!(check(
+            Metric::OneOf,
+            "the Melith",
+            &a,
+            &[],
+            "",
+            "Answer: The  Melith"
+        ));
+        // Containing an answer is not matching one.
+        assert!(!check(
+            Metric::OneOf,
+            "the Melith",
+            &a,
+            &[],
+            "",
+            "It is the Melith river"
+        ));
+        assert!(!check(
+            Metric::OneOf,
+            "the Melith",
+            &[],
+            &[],
+            "",
+            "the Melith"
+        ));
+        assert_eq!(Metric::OneOf.as_str(), "one_of");
     }
 
     #[test]

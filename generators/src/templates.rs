@@ -50,6 +50,7 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "default",
         include_str!("../templates/fwe/default.j2"),
     ),
+    ("qa", "default", include_str!("../templates/qa/default.j2")),
 ];
 
 /// The built-in template `name` of `task`.

@@ -98,7 +98,7 @@ fn ruler_task_for(info: &ConfigInfo, haystack: Option<RulerHaystack>) -> Option<
 /// RULER's vt, cwe, fwe and qa tasks, by their defaults in RULER's `synthetic.yaml`: vt is one
 /// chain of four hops in noise; cwe 10 common words repeated 30 times among words repeated 3
 /// times; fwe Zipf counts with alpha 2 and the top 3 asked; qa_1 over SQuAD, qa_2 over
-/// HotpotQA.
+/// HotpotQA (scored as RULER scores them, not by exact match).
 fn ruler_other_task(info: &ConfigInfo, haystack: Option<RulerHaystack>) -> Option<&'static str> {
     let p = &info.params;
     let n = |k: &str| p[k].as_u64();
@@ -108,7 +108,8 @@ fn ruler_other_task(info: &ConfigInfo, haystack: Option<RulerHaystack>) -> Optio
             Some("cwe")
         }
         "fwe" if p["alpha"].as_f64()? == 2.0 && n("top")? == 3 => Some("fwe"),
-        "qa" => match p["format"].as_str()? {
+        // RULER scores qa by "any gold answer present"; an --exact config is another task.
+        "qa" if p["exact"].as_bool() == Some(false) => match p["format"].as_str()? {
             "squad" => Some("qa_1"),
             "hotpotqa" => Some("qa_2"),
             _ => None,

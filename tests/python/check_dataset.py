@@ -27,6 +27,7 @@ SHA-256 against OpenAI's published hashes, so they are the genuine files.
 import glob
 import hashlib
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -80,6 +81,8 @@ def needle_checks(row):
             f"One of the access codes assigned to {n['key']} is {n['value']}." for n in params["needles"]
         ]
         return [(lambda t, s=s: t.startswith(s)) for s in sentences]
+    if row["task"] == "qa":
+        return [(lambda t, k=k: t.startswith(f"Document {k}:")) for k in params["gold_documents"]]
     if row["task"] == "vt":
         return [(lambda t, v=v: t.startswith(f"Set the variable {v} to")) for v, _ in params["assignments"]]
     if row["task"] == "arith" and params["op"] == "sum":
@@ -207,10 +210,22 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
                  f"character {at}: {(got or '')[at:at + 60]!r} vs {prompt[at:at + 60]!r}")
         if prompt_count != row["prompt_tokens"]:
             fail(f"row {row['id']}: prompt_tokens {row['prompt_tokens']} but reference count {prompt_count}")
+        params = json.loads(row["params"])
+        if params.get("control"):
+            # A control row (--controls no-context): the question without its context, measured
+            # like every row, short by design (no length window), holding none of the answers.
+            if row["target_length"] > 0 and prompt_count + row["max_new_tokens"] > row["target_length"]:
+                fail(f"row {row['id']}: a control row over its target length")
+            for a in row["answers"]:
+                # An answer the question itself words (niah's absent key: "answer none") is
+                # no leak; any other is.
+                if a in text and a not in row["question"]:
+                    fail(f"row {row['id']}: control row holds the answer {a!r}")
+            checked += 1
+            continue
         # The budget: what the model reads plus what it may write fits the length.
         budget = row["target_length"] - row["max_new_tokens"]
         tolerance = max(16, budget // 500)
-        params = json.loads(row["params"])
         if row["target_length"] == 0:
             budget = prompt_count  # no length target: the task's native size
         if row["task"] in ("sort", "cwe", "fwe") and not params.get("hidden"):
@@ -225,6 +240,13 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
             else:
                 longest = max(len(encoders[tok].encode_ordinary(l + "\n")) for l in lines)
             tolerance = max(tolerance, params["rare_repeats"] * longest + 2)
+        if row["task"] == "qa":
+            # Whole documents: the most that fit, so short of the budget by less than the
+            # first document left out (with its header and separator).
+            tolerance = max(tolerance, params["next_document_tokens"] + 2)
+            headers = [int(m) for m in re.findall(r"(?m)^Document (\d+):$", text)]
+            if headers != list(range(1, params["documents"] + 1)):
+                fail(f"row {row['id']}: documents numbered {headers[:5]}... but params say {params['documents']}")
         if row["task"] == "needlechain" and not params["diluted"]:
             # Discrete size: the largest chain that fits, so within one fact (and its name).
             tolerance = max(tolerance, 48)

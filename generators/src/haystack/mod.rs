@@ -5,6 +5,7 @@
 //! insert needles only at unit boundaries. Work that does not depend on the instance (parsing the
 //! grammar, splitting and counting a corpus) happens once per run in [`Haystack::prepare`].
 
+pub mod documents;
 pub mod prose;
 pub mod screen;
 pub mod sentences;
@@ -197,6 +198,8 @@ enum Prepared {
     Needles(Unit<'static>),
     /// A user corpus, counted once.
     Corpus(CountedCorpus),
+    /// QA paragraphs: whole documents placed by the `qa` task, never streamed as sentences.
+    Documents(Arc<documents::Documents>),
 }
 
 /// Tokens of haystack sampled to measure the join ratio.
@@ -278,6 +281,23 @@ impl Haystack {
         })
     }
 
+    /// A haystack of QA documents (a SQuAD or HotpotQA file): `qa` places its paragraphs
+    /// whole; nothing is counted until an instance needs it.
+    pub fn of_documents(docs: Arc<documents::Documents>) -> Haystack {
+        Haystack {
+            prepared: Prepared::Documents(docs),
+            join_ratio: 1.0,
+        }
+    }
+
+    /// The QA documents, when the haystack is made of them.
+    pub fn documents(&self) -> Option<&documents::Documents> {
+        match &self.prepared {
+            Prepared::Documents(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// Whether the haystack is made of distractor needles (the task must supply them).
     pub fn is_needles(&self) -> bool {
         matches!(self.prepared, Prepared::Needles(_))
@@ -290,6 +310,7 @@ impl Haystack {
             Prepared::Noise(c) => format!("noise:{}", c.corpus.content_hash),
             Prepared::Needles(_) => "needles".to_string(),
             Prepared::Corpus(c) => format!("corpus:{}", c.corpus.content_hash),
+            Prepared::Documents(d) => format!("documents:{}", d.content_hash),
         }
     }
 
@@ -301,23 +322,28 @@ impl Haystack {
         rng: Rng,
         distractor: Option<DistractorMaker<'a>>,
     ) -> Result<UnitStream<'a>, GenError> {
-        let source = match &self.prepared {
-            Prepared::Generated(prose) => Source::Prose {
-                prose,
-                state: ProseState::default(),
-            },
-            Prepared::Noise(c) => Source::Cyclic { corpus: c, next: 0 },
-            Prepared::Corpus(c) => Source::Cyclic {
-                corpus: c,
-                next: usize::MAX,
-            },
-            Prepared::Needles(tail) => Source::Distractors {
-                make: distractor.ok_or_else(|| {
-                    GenError::Internal("needles haystack without a distractor maker".into())
-                })?,
-                tail,
-            },
-        };
+        let source =
+            match &self.prepared {
+                Prepared::Generated(prose) => Source::Prose {
+                    prose,
+                    state: ProseState::default(),
+                },
+                Prepared::Noise(c) => Source::Cyclic { corpus: c, next: 0 },
+                Prepared::Corpus(c) => Source::Cyclic {
+                    corpus: c,
+                    next: usize::MAX,
+                },
+                Prepared::Documents(_) => return Err(GenError::BadCorpus(
+                    "a QA data file is the haystack of qa only: its paragraphs are placed whole"
+                        .into(),
+                )),
+                Prepared::Needles(tail) => Source::Distractors {
+                    make: distractor.ok_or_else(|| {
+                        GenError::Internal("needles haystack without a distractor maker".into())
+                    })?,
+                    tail,
+                },
+            };
         Ok(UnitStream {
             source,
             rng,

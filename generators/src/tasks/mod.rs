@@ -11,6 +11,7 @@ pub mod fwe;
 pub mod needlechain;
 pub mod niah;
 pub mod posgen;
+pub mod qa;
 pub mod sort;
 pub mod vt;
 
@@ -121,6 +122,12 @@ impl Params for fwe::FweParams {
     }
 }
 
+impl Params for qa::QaParams {
+    fn parts(&self) -> Result<Vec<Part>, ParamError> {
+        Ok(vec![Part::of(self.build()?)])
+    }
+}
+
 impl Params for babilong::params::BabilongParams {
     fn parts(&self) -> Result<Vec<Part>, ParamError> {
         Ok(self.build()?.into_iter().map(Part::of).collect())
@@ -180,6 +187,8 @@ tasks! {
         "common words extraction: name the words a long list repeats most often (RULER)";
     Fwe(fwe::FweParams) = "fwe",
         "frequent words extraction: name the most frequent coded words of a Zipf-distributed text (RULER)";
+    Qa(qa::QaParams) = "qa",
+        "document QA over your SQuAD or HotpotQA file: gold paragraphs among distractors, at any depth (RULER)";
 }
 
 impl TaskParams {

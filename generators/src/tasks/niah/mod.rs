@@ -296,6 +296,40 @@ impl Niah {
         None
     }
 
+    /// [`Niah::fresh`] for the distractors of a `needles` haystack, which may use up the 3,599
+    /// word pairs: a pair once found taken is remembered by its indices in `taken`, so a draw
+    /// of it costs two random numbers instead of a string and a set lookup. The same draws are
+    /// made and the same item is returned as by `fresh` (`taken` only ever marks pairs `used`
+    /// holds), so the rows do not change; only a used-up space stops costing seconds.
+    fn fresh_distractor(
+        &self,
+        kind: ItemType,
+        rng: &mut Rng,
+        used: &mut BTreeSet<String>,
+        taken: &mut Vec<bool>,
+    ) -> Option<String> {
+        if kind != ItemType::Words {
+            return self.fresh(kind, rng, used);
+        }
+        let (adjectives, nouns) = (&self.vocab.adjectives, &self.vocab.nouns);
+        taken.resize(adjectives.len() * nouns.len(), false);
+        for _ in 0..MAX_DRAWS {
+            // As `item` draws a word pair: the adjective, then the noun.
+            let a = rng.index(adjectives.len());
+            let n = rng.index(nouns.len());
+            let at = a * nouns.len() + n;
+            if taken[at] {
+                continue;
+            }
+            let s = format!("{}-{}", adjectives[a], nouns[n]);
+            taken[at] = true;
+            if used.insert(s.clone()) {
+                return Some(s);
+            }
+        }
+        None
+    }
+
     /// The access-code needle sentence.
     fn needle_sentence(key: &str, value: &str) -> String {
         format!("One of the access codes assigned to {key} is {value}.")
@@ -517,6 +551,40 @@ mod tests {
         NiahParams::variant(variant.parse().unwrap())
             .build()
             .unwrap()
+    }
+
+    #[test]
+    fn distractor_draws_are_freshs_draws_even_when_the_space_runs_out() {
+        let task = niah("multikey");
+        for seed in 0..2u64 {
+            let mut a = Rng::from_seed_u64(seed, Stream::Haystack);
+            // Some pairs taken before (as an instance's own keys are), then far more draws
+            // than the 3,599 pairs: the tail is all refusals.
+            let mut used_a: BTreeSet<String> = BTreeSet::new();
+            for _ in 0..(seed * 40) {
+                used_a.insert(task.item(ItemType::Words, &mut a));
+            }
+            let mut used_b = used_a.clone();
+            let mut b = a.clone();
+            let mut taken = Vec::new();
+            let mut refused = 0;
+            for i in 0..7000 {
+                let kind = if i % 3 == 0 {
+                    ItemType::Numbers
+                } else {
+                    ItemType::Words
+                };
+                let x = task.fresh(kind, &mut a, &mut used_a);
+                let y = task.fresh_distractor(kind, &mut b, &mut used_b, &mut taken);
+                assert_eq!(x, y, "seed {seed}, draw {i}");
+                refused += usize::from(x.is_none());
+                if i % 500 == 0 {
+                    assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
+                }
+            }
+            assert!(refused > 0, "the word pairs ran out");
+            assert_eq!(used_a, used_b);
+        }
     }
 
     #[test]

@@ -319,9 +319,10 @@ impl Niah {
             Source::Code(used) => used.clone(),
             Source::Latent(_) => BTreeSet::new(),
         };
+        let mut taken = Vec::new();
         Box::new(move |rng: &mut Rng| {
-            let k = self.fresh(self.params.key_type, rng, &mut used);
-            let v = self.fresh(self.params.value_type, rng, &mut used);
+            let k = self.fresh_distractor(self.params.key_type, rng, &mut used, &mut taken);
+            let v = self.fresh_distractor(self.params.value_type, rng, &mut used, &mut taken);
             let fresh = match (k, v) {
                 (Some(k), Some(v)) => Some(Self::needle_sentence(&k, &v)),
                 _ => None,
