@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use needlework_generators::tasks::arith::{Carries, Layout, Op};
 use needlework_generators::tasks::babilong::params::Vocabulary;
 use needlework_generators::tasks::needlechain::{Kind, Order, Question};
-use needlework_generators::tasks::niah::{ItemType, NiahVariant, Spread};
+use needlework_generators::tasks::niah::{ItemType, NeedleKind, NiahVariant, Spread};
 use needlework_generators::tasks::posgen::{Operation, Variant};
 use needlework_generators::tasks::sort::SortOutput;
 
@@ -55,7 +55,7 @@ pub enum Command {
     Score(ScoreArgs),
     /// Counts per task x length x depth, length statistics and hashes.
     Inspect(InspectArgs),
-    /// List tasks, tokenizers, haystacks or templates.
+    /// List tasks, tokenizers, haystacks, templates, suites or niah's needles.
     List(ListArgs),
 }
 
@@ -271,6 +271,14 @@ pub struct NiahArgs {
     /// Where needles after the first go: random or even.
     #[arg(long, default_value = "random")]
     pub spread: Spread,
+    /// Near-miss facts per instance: a key one edit from an asked key, or an asked key with a
+    /// withdrawn or denied value (0 to 50).
+    #[arg(long, default_value_t = 0)]
+    pub confusers: u32,
+    /// code (access codes) or latent (a person beside a landmark, dish, river, artwork or
+    /// instrument; the question names only where it leads, sharing no word with the needle).
+    #[arg(long, default_value = "code")]
+    pub needle: NeedleKind,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -541,6 +549,6 @@ pub struct InspectArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// tasks, tokenizers, haystacks or templates (default: all).
+    /// tasks, tokenizers, haystacks, templates, suites or needles (default: all).
     pub what: Option<String>,
 }

@@ -78,6 +78,8 @@ fn task_flags(options: &TaskParams) -> Vec<Flag> {
                 Some(value("--value-type", p.value_type)),
                 switch("--absent", p.absent),
                 Some(value("--spread", p.spread)),
+                Some(value("--confusers", p.confusers)),
+                Some(value("--needle", p.needle)),
             ]);
         }
         TaskParams::Needlechain(p) => f.extend([

@@ -243,11 +243,11 @@ fn list(what: Option<&str>) -> anyhow::Result<()> {
     if !all
         && !matches!(
             what,
-            "tasks" | "tokenizers" | "haystacks" | "templates" | "suites"
+            "tasks" | "tokenizers" | "haystacks" | "templates" | "suites" | "needles"
         )
     {
         return Err(usage(format!(
-            "invalid list '{what}': expected tasks, tokenizers, haystacks, templates or suites"
+            "invalid list '{what}': expected tasks, tokenizers, haystacks, templates, suites or needles"
         )));
     }
     if all || what == "tasks" {
@@ -301,6 +301,24 @@ fn list(what: Option<&str>) -> anyhow::Result<()> {
         for (task, name, _) in templates::BUILTIN {
             println!("  {task}/{name}");
         }
+    }
+    if all || what == "needles" {
+        use needlework_generators::tasks::niah::latent::Latent;
+        println!("needles (niah --needle):");
+        println!(
+            "  {:<12} \"One of the access codes assigned to KEY is VALUE.\" (default; niah/default)",
+            "code"
+        );
+        println!(
+            "  {:<12} no word shared with the question; one associative hop (niah/latent)",
+            "latent"
+        );
+        for t in Latent::new().tables {
+            println!("    {:<18} {} rows", t.name, t.entries.len());
+        }
+        println!(
+            "  --confusers N  near-miss facts beside code needles: near_key, superseded, negated"
+        );
     }
     Ok(())
 }

@@ -128,6 +128,8 @@ pub fn niah(a: &NiahArgs) -> Result<TaskParams> {
         value_type: a.value_type,
         absent: a.absent || base.absent,
         spread: a.spread,
+        confusers: a.confusers,
+        needle: a.needle,
     }))
 }
 

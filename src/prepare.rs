@@ -356,7 +356,7 @@ pub fn plan(
             .unwrap_or_else(|| task.default_reserve() as u64),
         haystack: record(&haystack, &|n| BUILTIN_HAYSTACKS.contains(&n)),
         haystack_id: String::new(),
-        template: record(&common.template, &|n| {
+        template: record(template_of(common, task), &|n| {
             templates::builtin(task.name(), n).is_some()
         }),
         template_hash: String::new(),
@@ -460,7 +460,7 @@ pub fn entry_of(
         task,
         &common.tokenizer,
         &haystack,
-        &common.template,
+        template_of(common, task),
         (seed, recipe.reserve),
         (common.chat_template.as_deref(), common.system.as_deref()),
     )?;
@@ -509,6 +509,16 @@ pub fn entry_of(
         exclusion: fresh.exclusion.clone(),
         seed_file: None,
     })
+}
+
+/// The template a command names; `default` is the task's own default (niah's latent needles
+/// are framed by `latent`, whose instructions ask for a person).
+fn template_of<'a>(common: &'a CommonArgs, task: &dyn Task) -> &'a str {
+    if common.template == "default" {
+        task.default_template()
+    } else {
+        &common.template
+    }
 }
 
 /// The inputs a command names that could lie inside `--out` (checked before `--force`).

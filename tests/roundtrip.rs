@@ -113,7 +113,7 @@ fn recipe(d: &mut Draw) -> Vec<String> {
     let seed = d.next().to_string();
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    match d.below(10) {
+    match d.below(11) {
         0 => {
             let variant = d.pick(&["single", "multikey", "multivalue", "multiquery", "none"]);
             push(&[
@@ -127,6 +127,9 @@ fn recipe(d: &mut Draw) -> Vec<String> {
             push(&["--key-type", d.pick(&["words", "numbers", "uuids"])]);
             push(&["--value-type", d.pick(&["words", "numbers", "uuids"])]);
             push(&["--spread", d.pick(&["random", "even"])]);
+            if d.chance(30) {
+                push(&["--confusers", d.pick(&["1", "3", "8"])]);
+            }
         }
         1 => {
             push(&[
@@ -237,6 +240,17 @@ fn recipe(d: &mut Draw) -> Vec<String> {
             if d.chance(30) {
                 push(&["--exact"]);
             }
+        }
+        10 => {
+            // Latent needles: one person asked, others leading elsewhere.
+            push(&["niah", "--needle", "latent", "--variant"]);
+            push(&[
+                d.pick(&["single", "multikey"]),
+                "--len",
+                &lengths(d, 500, 9000),
+            ]);
+            push(&["--depths", &depths(d), "--haystack", &haystack]);
+            push(&["--spread", d.pick(&["random", "even"])]);
         }
         _ => {
             let task = d.pick(&[

@@ -353,6 +353,11 @@ pub trait Task: Send + Sync {
     /// whose answers have one size (also their rows' `max_new_tokens`), or 0 for tasks that
     /// reserve each row's own answer length while fitting (posgen, sort, arith).
     fn default_reserve(&self) -> u32;
+    /// The built-in template used when the user names none (`default`; niah's latent needles
+    /// have their own framing).
+    fn default_template(&self) -> &'static str {
+        "default"
+    }
     /// Example values of the template variables the task provides (besides `context`), used to
     /// check a template before any instance is generated.
     fn example_vars(&self) -> template::Vars;

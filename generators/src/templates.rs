@@ -10,6 +10,11 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
     ),
     ("niah", "plain", include_str!("../templates/niah/plain.j2")),
     (
+        "niah",
+        "latent",
+        include_str!("../templates/niah/latent.j2"),
+    ),
+    (
         "needlechain",
         "default",
         include_str!("../templates/needlechain/default.j2"),

@@ -66,7 +66,11 @@ fn ruler_task_for(info: &ConfigInfo, haystack: Option<RulerHaystack>) -> Option<
     let p = &info.params;
     let n = |k: &str| p[k].as_u64();
     let s = |k: &str| p[k].as_str();
-    if p["absent"].as_bool() != Some(false) {
+    // RULER has no absent key, no near-miss facts and no latent needles.
+    if p["absent"].as_bool() != Some(false)
+        || p.get("confusers").is_some()
+        || p.get("needle").is_some()
+    {
         return None;
     }
     use RulerHaystack::*;

@@ -76,10 +76,11 @@ def needle_checks(row):
     """For each needle, a predicate on the text that starts at its recorded offset."""
     params = json.loads(row["params"])
     if row["task"] == "niah":
-        return [
-            (lambda t, s=f"One of the access codes assigned to {n['key']} is {n['value']}.": t.startswith(s))
-            for n in params["needles"]
+        # Latent needles record their sentences; access-code needles are rebuilt from key and value.
+        sentences = params.get("needle_sentences") or [
+            f"One of the access codes assigned to {n['key']} is {n['value']}." for n in params["needles"]
         ]
+        return [(lambda t, s=s: t.startswith(s)) for s in sentences]
     if row["task"] == "qa":
         return [(lambda t, k=k: t.startswith(f"Document {k}:")) for k in params["gold_documents"]]
     if row["task"] == "vt":
@@ -257,6 +258,12 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
         for check, offset in zip(checks, row["needle_offsets"]):
             if not check(text_from(offset).lstrip()):
                 fail(f"row {row['id']}: needle not at token offset {offset}: {text_from(offset)[:80]!r}")
+        for c in params.get("confusers", []) if row["task"] == "niah" else []:
+            # Near-miss facts sit at their recorded offsets too, and never state a gold value.
+            if not text_from(c["offset"]).lstrip().startswith(c["sentence"]):
+                fail(f"row {row['id']}: confuser not at token offset {c['offset']}: {text_from(c['offset'])[:80]!r}")
+            if any(c["value"] in a or a in c["value"] for a in row["answers"]):
+                fail(f"row {row['id']}: confuser value {c['value']} overlaps a gold answer")
         recomputed = recompute_answers(row["task"], params)
         if recomputed is not None and sorted(recomputed) != sorted(row["answers"]):
             fail(f"row {row['id']}: answers {row['answers']} but params give {recomputed}")

@@ -2,21 +2,25 @@
 //!
 //! K keys each get V values, one needle sentence per (key, value); Q keys are asked. The
 //! haystack can be our prose, noise, a user corpus, or distractor needles. The `none` variant
-//! asks about a key that is not in the text.
+//! asks about a key that is not in the text. Confusers (`confusers.rs`) add near-miss facts;
+//! latent needles (`latent.rs`) share no word with their question.
+
+pub mod confusers;
+pub mod latent;
+mod plan;
 
 use std::collections::BTreeSet;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::fit::{fit, NeedleSpec};
-use crate::haystack::{DistractorMaker, Screen};
-use crate::rng::{Coordinates, Rng, Stream};
+use crate::fit::fit;
+use crate::rng::{Rng, Stream};
 use crate::template::{vars, Vars};
-use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+use crate::{canonical_json, Cell, GenError, Instance, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
 
-const KEY_ADJECTIVES: &str = include_str!("../../haystacks/vocab/key_adjectives.txt");
-const KEY_NOUNS: &str = include_str!("../../haystacks/vocab/key_nouns.txt");
+const KEY_ADJECTIVES: &str = include_str!("../../../haystacks/vocab/key_adjectives.txt");
+const KEY_NOUNS: &str = include_str!("../../../haystacks/vocab/key_nouns.txt");
 
 /// RULER's answer budget for NIAH.
 pub const MAX_NEW_TOKENS: u32 = 128;
@@ -44,6 +48,30 @@ choice! {
         /// Evenly spaced through the depth range left after the first.
         Even = "even",
     }
+}
+
+choice! {
+    /// What the needles are.
+    #[derive(Default)]
+    pub enum NeedleKind {
+        /// "One of the access codes assigned to KEY is VALUE.": found by matching the question.
+        #[default]
+        Code = "code",
+        /// A person beside a thing; the question names only where the thing leads, so finding
+        /// the needle takes one associative hop (NoLiMa's idea).
+        Latent = "latent",
+    }
+}
+
+impl NeedleKind {
+    /// Whether these are the default (access code) needles, which recipes leave unwritten.
+    pub fn is_code(&self) -> bool {
+        *self == NeedleKind::Code
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 choice! {
@@ -89,6 +117,13 @@ pub struct NiahParams {
     pub absent: bool,
     /// Placement of needles after the first.
     pub spread: Spread,
+    /// Near-miss facts per instance (see [`confusers`]); 0, the default, is left unwritten so
+    /// recipes without them keep their bytes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub confusers: u32,
+    /// What the needles are; `code`, the default, is left unwritten.
+    #[serde(default, skip_serializing_if = "NeedleKind::is_code")]
+    pub needle: NeedleKind,
 }
 
 impl NiahParams {
@@ -106,6 +141,8 @@ impl NiahParams {
             value_type: ItemType::Numbers,
             absent,
             spread: Spread::Random,
+            confusers: 0,
+            needle: NeedleKind::Code,
         }
     }
 
@@ -132,6 +169,16 @@ impl NiahParams {
                 "1 when the asked key is absent (the none variant asks about one key)",
             ));
         }
+        if self.confusers > confusers::MAX_CONFUSERS {
+            return Err(ParamError::new(
+                "confusers",
+                self.confusers,
+                format!("0 to {}", confusers::MAX_CONFUSERS),
+            ));
+        }
+        if self.needle == NeedleKind::Latent {
+            self.check_latent()?;
+        }
         let words = |s: &'static str| -> Vec<&'static str> {
             s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
         };
@@ -141,7 +188,65 @@ impl NiahParams {
                 adjectives: words(KEY_ADJECTIVES),
                 nouns: words(KEY_NOUNS),
             },
+            latent: (self.needle == NeedleKind::Latent).then(latent::Latent::new),
         })
+    }
+
+    /// What latent needles accept: one person asked, a few others, no confusers; key and value
+    /// types do not apply (the tables hold the keys) and stay at their defaults.
+    fn check_latent(&self) -> Result<(), ParamError> {
+        let why = |value: &str, reason: &str| format!("{value} for latent needles ({reason})");
+        if self.confusers > 0 {
+            return Err(ParamError::new(
+                "confusers",
+                self.confusers,
+                why("0", "near misses are defined for access codes"),
+            ));
+        }
+        if self.keys > latent::MAX_PEOPLE {
+            return Err(ParamError::new(
+                "keys",
+                self.keys,
+                why(&format!("1 to {}", latent::MAX_PEOPLE), "each is a person"),
+            ));
+        }
+        if self.values != 1 {
+            return Err(ParamError::new(
+                "values",
+                self.values,
+                why("1", "each needle names one person"),
+            ));
+        }
+        if self.queries != 1 {
+            return Err(ParamError::new(
+                "queries",
+                self.queries,
+                why("1", "the question asks about one place or family"),
+            ));
+        }
+        if self.absent {
+            return Err(ParamError::new(
+                "absent",
+                "true",
+                why("false", "every latent question has its person"),
+            ));
+        }
+        if self.key_type != ItemType::Words || self.value_type != ItemType::Numbers {
+            let (param, value, default) = if self.key_type != ItemType::Words {
+                ("key_type", self.key_type, ItemType::Words)
+            } else {
+                ("value_type", self.value_type, ItemType::Numbers)
+            };
+            return Err(ParamError::new(
+                param,
+                value,
+                why(
+                    &format!("{default}, the default,"),
+                    "the tables give the keys and people the values",
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -151,6 +256,7 @@ pub struct Niah {
     /// The checked parameters.
     pub params: NiahParams,
     vocab: Vocab,
+    latent: Option<latent::Latent>,
 }
 
 #[derive(Debug, Clone)]
@@ -224,52 +330,15 @@ impl Niah {
         None
     }
 
-    /// What a haystack sentence must not mention: every key (the asked one too, even when
-    /// absent), every value, and the needles' own phrase.
-    fn screen(c: &Content) -> Screen {
-        let mut screen = Screen::new(
-            c.keys
-                .iter()
-                .chain(&c.asked)
-                .chain(c.values.iter().flatten()),
-        );
-        screen.add("access code");
-        screen.add("access codes");
-        screen
-    }
-
+    /// The access-code needle sentence.
     fn needle_sentence(key: &str, value: &str) -> String {
         format!("One of the access codes assigned to {key} is {value}.")
     }
 
-    fn question(&self, asked: &[String]) -> (String, String) {
-        let multi_values = self.params.values > 1;
-        let (q, prefix) = match asked {
-            [k] if multi_values => (
-                format!("What are all of the access codes assigned to {k}?"),
-                format!("The access codes assigned to {k} are"),
-            ),
-            [k] => (
-                format!("What is the access code assigned to {k}?"),
-                format!("The access code assigned to {k} is"),
-            ),
-            many => {
-                let (last, rest) = many.split_last().unwrap_or((&many[0], &[]));
-                let list = format!("{} and {last}", rest.join(", "));
-                (
-                    format!("What are the access codes assigned to {list}?"),
-                    format!("The access codes assigned to {list} are"),
-                )
-            }
-        };
-        (
-            format!("{q} If the document gives no code for it, answer none."),
-            prefix,
-        )
-    }
-
-    fn content_params(&self) -> serde_json::Value {
-        json!({
+    /// The parameters that shape content; confusers and latent needles are named only when
+    /// asked for, so every other instance keeps its random streams and its bytes.
+    fn content_params(&self) -> Value {
+        let mut p = json!({
             "keys": self.params.keys,
             "values": self.params.values,
             "queries": self.params.queries,
@@ -277,7 +346,14 @@ impl Niah {
             "value_type": self.params.value_type.as_str(),
             "absent": self.params.absent,
             "spread": self.params.spread.as_str(),
-        })
+        });
+        if self.params.confusers > 0 {
+            p["confusers"] = json!(self.params.confusers);
+        }
+        if !self.params.needle.is_code() {
+            p["needle"] = json!(self.params.needle.as_str());
+        }
+        p
     }
 
     /// Depths for every needle: the first at `depth`, the rest random or evenly spread.
@@ -311,90 +387,22 @@ impl Niah {
         }
         out
     }
-
-    /// Content of one instance: needles in record order, asked keys, gold values.
-    fn content(&self, cell: &Cell, seed: crate::rng::Seed) -> Result<Content, GenError> {
-        let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "niah",
-            params: &params,
-            seed,
-            length: cell.length,
-            depth: cell.depth,
-            sample: cell.sample,
-        };
-        let mut rng = coords.rng(Stream::Content);
-        let mut used = BTreeSet::new();
-        let exhausted = || {
-            GenError::BadParams(format!(
-                "niah cannot draw {} distinct keys with {} values each: the {} and {} spaces are used up (words give 3,599 pairs; use a number or uuid key or value type, or fewer keys and values)",
-                self.params.keys, self.params.values, self.params.key_type, self.params.value_type
-            ))
-        };
-        let keys: Vec<String> = (0..self.params.keys)
-            .map(|_| {
-                self.fresh(self.params.key_type, &mut rng, &mut used)
-                    .ok_or_else(exhausted)
-            })
-            .collect::<Result<_, _>>()?;
-        let values: Vec<Vec<String>> = keys
-            .iter()
-            .map(|_| {
-                (0..self.params.values)
-                    .map(|_| {
-                        self.fresh(self.params.value_type, &mut rng, &mut used)
-                            .ok_or_else(exhausted)
-                    })
-                    .collect::<Result<_, _>>()
-            })
-            .collect::<Result<_, _>>()?;
-        let asked: Vec<String> = if self.params.absent {
-            vec![self
-                .fresh(self.params.key_type, &mut rng, &mut used)
-                .ok_or_else(exhausted)?]
-        } else {
-            keys[..self.params.queries as usize].to_vec()
-        };
-        // Needles in record order: the asked keys' values first, the first asked needle first.
-        let mut needles = Vec::new();
-        for (k, vals) in keys.iter().zip(&values) {
-            for v in vals {
-                needles.push((k.clone(), v.clone()));
-            }
-        }
-        let mut placement = coords.rng(Stream::Placement);
-        let depths = self.depths(cell.depth.unwrap_or(50.0), needles.len(), &mut placement);
-        Ok(Content {
-            keys,
-            values,
-            asked,
-            needles,
-            depths,
-            used,
-            coords_key: coords.key(),
-        })
-    }
-}
-
-struct Content {
-    keys: Vec<String>,
-    values: Vec<Vec<String>>,
-    asked: Vec<String>,
-    needles: Vec<(String, String)>,
-    depths: Vec<f64>,
-    used: BTreeSet<String>,
-    coords_key: [u8; 32],
 }
 
 impl Task for Niah {
-    /// Every key–value pair and every value: a split that reuses either shares a needle.
+    /// Every key–value pair and every value: a split that reuses either shares a needle. A
+    /// latent needle's person beside its thing is its pair; names alone are too few to keep
+    /// apart.
     fn identity(&self, instance: &Instance) -> Vec<String> {
-        let params: serde_json::Value = serde_json::from_str(&instance.params).unwrap_or_default();
+        let params: Value = serde_json::from_str(&instance.params).unwrap_or_default();
+        let latent = params["needle"] == NeedleKind::Latent.as_str();
         let mut keys = Vec::new();
         for needle in params["needles"].as_array().into_iter().flatten() {
             let (k, v) = (&needle["key"], &needle["value"]);
             keys.push(format!("pair:{k}={v}"));
-            keys.push(format!("value:{v}"));
+            if !latent {
+                keys.push(format!("value:{v}"));
+            }
         }
         keys
     }
@@ -403,8 +411,9 @@ impl Task for Niah {
         "niah"
     }
 
+    /// The named variant (`single`, …, or `custom`), prefixed `latent_` for latent needles.
     fn variant(&self) -> String {
-        VARIANTS
+        let shape = VARIANTS
             .iter()
             .find(|&&(_, k, v, q, a)| {
                 (k, v, q, a)
@@ -415,10 +424,14 @@ impl Task for Niah {
                         self.params.absent,
                     )
             })
-            .map_or_else(|| "custom".to_string(), |v| v.0.to_string())
+            .map_or("custom", |v| v.0);
+        match self.params.needle {
+            NeedleKind::Code => shape.to_string(),
+            NeedleKind::Latent => format!("latent_{shape}"),
+        }
     }
 
-    fn params(&self) -> serde_json::Value {
+    fn params(&self) -> Value {
         self.content_params()
     }
 
@@ -434,6 +447,10 @@ impl Task for Niah {
         MAX_NEW_TOKENS
     }
 
+    fn default_template(&self) -> &'static str {
+        self.params.needle.template()
+    }
+
     fn example_vars(&self) -> Vars {
         vars([("question", "What is the access code assigned to x?")])
     }
@@ -445,92 +462,59 @@ impl Task for Niah {
             sample: 0,
             slot: 0,
         };
-        let c = self.content(&cell, run.seed)?;
-        let (question, answer_prefix) = self.question(&c.asked);
-        let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
-        let tok = &run.tokenizer;
-        let mut need = frame.fixed_tokens(tok)?;
-        for (k, v) in &c.needles {
-            need += tok.count(&format!(" {}", Self::needle_sentence(k, v)))?;
-        }
+        let need = self.fixed_tokens(run, &self.plan(&cell, run.seed)?)?;
         // Other instances draw other keys and values: leave room for longer ones, and for a
         // few sentences of haystack.
         Ok((need as u64 * 11).div_ceil(10) + 32 + run.reserve)
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
-        let c = self.content(cell, run.seed)?;
-        let (question, answer_prefix) = self.question(&c.asked);
-        let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
-        let needle_specs: Vec<NeedleSpec> = c
-            .needles
-            .iter()
-            .zip(&c.depths)
-            .map(|((k, v), &depth)| NeedleSpec {
-                text: Self::needle_sentence(k, v),
-                depth,
-            })
-            .collect();
+        let plan = self.plan(cell, run.seed)?;
+        let frame = run.frame(&vars([("question", &plan.question)]), &plan.answer_prefix)?;
         let budget = cell.length.saturating_sub(run.reserve) as usize;
-        let hay_rng = Rng::from_key(c.coords_key, Stream::Haystack);
+        let hay_rng = Rng::from_key(plan.coords_key, Stream::Haystack);
         let haystack = run.required_haystack("niah")?;
-        let distractor: Option<DistractorMaker<'_>> = if haystack.is_needles() {
-            let mut used = c.used.clone();
-            let (mut made, mut again) = (Vec::new(), 0usize);
-            let mut taken = Vec::new();
-            Some(Box::new(move |rng: &mut Rng| {
-                let k = self.fresh_distractor(self.params.key_type, rng, &mut used, &mut taken);
-                let v = self.fresh_distractor(self.params.value_type, rng, &mut used, &mut taken);
-                match (k, v) {
-                    (Some(k), Some(v)) => {
-                        let sentence = Self::needle_sentence(&k, &v);
-                        made.push(sentence.clone());
-                        sentence
-                    }
-                    // Keys or values used up: earlier distractors come round again (never a
-                    // needle's key, so the gold answer stays the only one).
-                    _ if !made.is_empty() => {
-                        again += 1;
-                        made[(again - 1) % made.len()].clone()
-                    }
-                    _ => "Nothing else about access codes is noted here.".to_string(),
-                }
-            }))
-        } else {
-            None
-        };
+        let distractor = haystack.is_needles().then(|| self.distractors(&plan));
         let mut stream = haystack
             .stream(&run.tokenizer, hay_rng, distractor)?
-            .with_screen(Self::screen(&c));
-        let fitted = fit(&run.tokenizer, &frame, &needle_specs, &mut stream, budget)?;
-
-        let (target, answers, metric) = if self.params.absent {
-            ("none".to_string(), vec!["none".to_string()], Metric::Exact)
-        } else {
-            let answers: Vec<String> = c
-                .keys
-                .iter()
-                .zip(&c.values)
-                .filter(|(k, _)| c.asked.contains(k))
-                .flat_map(|(_, vals)| vals.iter().cloned())
-                .collect();
-            (answers.join(", "), answers, Metric::All)
-        };
+            .with_screen(plan.screen.clone());
+        let mut fitted = fit(&run.tokenizer, &frame, &plan.specs, &mut stream, budget)?;
         let mut params = self.content_params();
-        params["needles"] = json!(c
-            .needles
-            .iter()
-            .map(|(k, v)| json!({"key": k, "value": v}))
-            .collect::<Vec<_>>());
-        params["asked"] = json!(c.asked);
+        for (key, value) in &plan.facts {
+            params[*key] = value.clone();
+        }
+        let n = plan.needles;
+        if !plan.confusers.is_empty() {
+            params["confusers"] = json!(plan
+                .confusers
+                .iter()
+                .zip(
+                    fitted.needle_offsets[n..]
+                        .iter()
+                        .zip(&fitted.needle_depths[n..])
+                )
+                .map(|(x, (offset, depth))| json!({
+                    "kind": x.kind.as_str(),
+                    "key": x.key,
+                    "value": x.value,
+                    "sentence": x.sentence,
+                    "offset": offset,
+                    "depth": depth,
+                }))
+                .collect::<Vec<_>>());
+        }
         params["screened_units"] = json!(stream.screened_units());
+        drop(stream);
+        fitted.needle_offsets.truncate(n);
+        fitted.needle_depths.truncate(n);
         Ok(Instance {
             input: fitted.input,
-            question,
-            answer_prefix,
-            target,
-            answers,
-            metric,
+            question: plan.question,
+            answer_prefix: plan.answer_prefix,
+            target: plan.target,
+            answers: plan.answers,
+            labels: plan.labels,
+            metric: plan.metric,
             length: fitted.length as u64,
             prompt_tokens: fitted.prompt_tokens as u64,
             needle_offsets: fitted.needle_offsets,
@@ -545,6 +529,7 @@ impl Task for Niah {
 mod tests {
     use super::*;
     use crate::haystack::{Haystack, HaystackKind};
+    use crate::Metric;
     use crate::{templates, Template, Tokenizer};
 
     fn run(kind: HaystackKind) -> Run {
