@@ -26,6 +26,8 @@ pub mod walk;
 pub mod world;
 
 #[cfg(test)]
+mod distribution_tests;
+#[cfg(test)]
 mod fingerprint;
 #[cfg(test)]
 mod rules_tests;

@@ -249,9 +249,10 @@ fn walk_examples_follow_babi_rules() {
 }
 
 /// What a reader knows of one actor's place, as bAbI's knowledge base keeps it for qa9 and
-/// qa10 (`EntityProperties` with `is_in` exclusive): (place, truth, supporting facts) entries.
+/// qa10 (`EntityProperties` with `is_in` exclusive): (place, truth, supporting facts) entries,
+/// and whether `add` has bAbI's Lua quirk.
 #[derive(Debug, Clone, Default)]
-struct Knows(Vec<(String, bool, Vec<usize>)>);
+struct Knows(Vec<(String, bool, Vec<usize>)>, bool);
 
 impl Knows {
     fn set(&mut self, place: &str, truth: bool, support: Vec<usize>) {
@@ -259,12 +260,16 @@ impl Knows {
     }
 
     /// bAbI's `add`: drop the entry for the place, and with a true value any true entry.
-    /// bAbI removes while iterating, which skips the entry after a removed one; so does this.
+    /// bAbI's Lua removes while iterating (`ipairs` and `remove_value`), which skips the entry
+    /// after a removed one; with the quirk, so does this.
     fn add(&mut self, place: &str, truth: bool, support: Vec<usize>) {
         let mut i = 0;
         while i < self.0.len() {
             if self.0[i].0 == place || (truth && self.0[i].1) {
                 self.0.remove(i);
+                if !self.1 {
+                    continue;
+                }
             }
             i += 1;
         }
@@ -275,7 +280,7 @@ impl Knows {
     /// denies it or a true entry names another; the support of both.
     fn truth(&self, place: &str) -> Option<(bool, Vec<usize>)> {
         let t = self.0.iter().find(|e| e.0 == place && e.1);
-        let f = self.0.iter().filter(|e| (e.0 == place) != e.1).last();
+        let f = self.0.iter().rev().find(|e| (e.0 == place) != e.1);
         if t.is_none() && f.is_none() {
             return None;
         }
@@ -287,13 +292,15 @@ impl Knows {
 }
 
 /// qa6 to qa10 asked the way bAbI asks them, each answer as bAbI's knowledge gives it.
+/// Returns whether bAbI's Lua, quirk included, would record other supporting facts (qa10).
 fn check_qa6_to_qa10(
     qa: u8,
     events: &[Value],
     q: &Value,
     answers: &[String],
     supporting: &[usize],
-) {
+) -> bool {
+    let mut quirk = false;
     let w = check_walk(qa, events, q, answers, supporting);
     let n = events.len();
     let actor = s(&q["actor"]);
@@ -359,47 +366,54 @@ fn check_qa6_to_qa10(
         _ => {
             // Knowledge as bAbI keeps it: moves and "is in" set a place; "is not in" denies
             // one; "either A or B" is a rule applied once, when it is told.
-            let mut k = Knows::default();
-            let mut latest_either = None;
-            for &i in &of_actor {
-                let e = &events[i];
-                let l = s(&e["location"]);
-                if e.get("negated").is_some() {
-                    k.set(&l, false, vec![i]);
-                } else if let Some(b) = e.get("either").map(s) {
-                    latest_either = Some(i);
-                    let pair = [l.clone(), b.clone()];
-                    assert_ne!(l, b, "two places");
-                    for j in 0..2 {
-                        if let Some((t, mut sup)) = k.truth(&pair[j]) {
-                            sup.push(i);
-                            sup.sort_unstable();
-                            sup.dedup();
-                            k.add(&pair[1 - j], !t, sup);
-                        }
-                    }
-                    for p in CLASSIC_PLACES
-                        .iter()
-                        .filter(|p| !pair.contains(&p.to_string()))
-                    {
-                        k.add(p, false, vec![i]);
-                    }
-                } else {
-                    k.set(&l, true, vec![i]);
-                }
-            }
             assert!(
                 !of_actor.is_empty(),
                 "qa{qa} asks about someone the story names"
             );
             let asked = s(&q["location"]);
-            let (want, support) = match k.truth(&asked) {
-                Some((true, sup)) => ("yes", sup),
-                Some((false, sup)) => ("no", sup),
-                None => ("maybe", latest_either.into_iter().collect()),
+            let read = |quirk: bool| {
+                let mut k = Knows(Vec::new(), quirk);
+                let mut latest_either = None;
+                for &i in &of_actor {
+                    let e = &events[i];
+                    let l = s(&e["location"]);
+                    if e.get("negated").is_some() {
+                        k.set(&l, false, vec![i]);
+                    } else if let Some(b) = e.get("either").map(s) {
+                        latest_either = Some(i);
+                        let pair = [l.clone(), b.clone()];
+                        assert_ne!(l, b, "two places");
+                        for j in 0..2 {
+                            if let Some((t, mut sup)) = k.truth(&pair[j]) {
+                                sup.push(i);
+                                sup.sort_unstable();
+                                sup.dedup();
+                                k.add(&pair[1 - j], !t, sup);
+                            }
+                        }
+                        let others = CLASSIC_PLACES
+                            .iter()
+                            .filter(|p| !pair.contains(&p.to_string()));
+                        for p in others {
+                            k.add(p, false, vec![i]);
+                        }
+                    } else {
+                        k.set(&l, true, vec![i]);
+                    }
+                }
+                match k.truth(&asked) {
+                    Some((true, sup)) => ("yes", sup),
+                    Some((false, sup)) => ("no", sup),
+                    None => ("maybe", latest_either.into_iter().collect()),
+                }
             };
+            let (want, support) = read(false);
             assert_eq!(answer, want, "qa{qa}: {q}");
             assert_eq!(supporting, support, "qa{qa}: {q}");
+            // bAbI's Lua quirk never changes an answer; it may add a stale fact to the support.
+            let (lua, lua_support) = read(true);
+            assert_eq!(answer, lua, "qa{qa}: {q}");
+            quirk = lua_support != support;
             let last = &events[*of_actor.last().unwrap()];
             if qa == 9 {
                 // Simple negation: the latest statement decides; a denial is asked about the
@@ -419,29 +433,32 @@ fn check_qa6_to_qa10(
             }
         }
     }
+    quirk
 }
 
 #[test]
 fn qa6_to_qa10_answers_follow_babi_knowledge() {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut quirks = 0;
     for qa in 6..=10u8 {
         for story in stories(qa) {
             let events = story.data.as_array().unwrap();
-            check_qa6_to_qa10(qa, events, &story.query, &story.answers, &story.supporting);
+            let (q, a, sup) = (&story.query, &story.answers, &story.supporting);
+            quirks += usize::from(check_qa6_to_qa10(qa, events, q, a, sup));
             *seen
                 .entry(format!("qa{qa} {}", story.answers.join(",")))
                 .or_default() += 1;
         }
         for e in super::prompt::examples(qa).unwrap() {
-            check_qa6_to_qa10(
-                qa,
-                e.data.as_array().unwrap(),
-                &e.query,
-                &e.answers,
-                &e.supporting,
-            );
+            let events = e.data.as_array().unwrap();
+            let quirk = check_qa6_to_qa10(qa, events, &e.query, &e.answers, &e.supporting);
+            assert!(!quirk, "an example bAbI's Lua would support otherwise");
         }
     }
+    // bAbI's Lua records a stale extra supporting fact in a few qa10 stories (17 of 20,000
+    // seeded ones); our supporting facts are the ones without that quirk.
+    println!("qa10 stories whose support bAbI's Lua quirk would change: {quirks}");
+    assert!(quirks * 100 <= STORIES as usize, "{quirks}");
     // Every kind of answer occurs, "none" and "nothing" included.
     for key in [
         "qa6 yes",
@@ -473,6 +490,31 @@ fn knowledge_model_tells_either_apart() {
     }
     assert_eq!(k.truth("garden").map(|t| t.0), Some(true));
     assert_eq!(k.truth("kitchen").map(|t| t.0), Some(false));
+    // The Lua quirk: in 0 "in the hallway", 3 "either garden or bedroom", 4 "either kitchen
+    // or garden", removing the true bedroom skips the stale "not garden" (from 0 and 3), so
+    // "not kitchen" rests on 0, 3 and 4 instead of 3 and 4. The answer is the same.
+    let either = |k: &mut Knows, pair: [&str; 2], i: usize| {
+        for j in 0..2 {
+            if let Some((t, mut sup)) = k.truth(pair[j]) {
+                sup.push(i);
+                sup.sort_unstable();
+                sup.dedup();
+                k.add(pair[1 - j], !t, sup);
+            }
+        }
+        for p in CLASSIC_PLACES.iter().filter(|p| !pair.contains(p)) {
+            k.add(p, false, vec![i]);
+        }
+    };
+    let support = |quirk: bool| {
+        let mut k = Knows(Vec::new(), quirk);
+        k.set("hallway", true, vec![0]);
+        either(&mut k, ["garden", "bedroom"], 3);
+        either(&mut k, ["kitchen", "garden"], 4);
+        k.truth("kitchen").unwrap()
+    };
+    assert_eq!(support(false), (false, vec![3, 4]));
+    assert_eq!(support(true), (false, vec![0, 3, 4]));
     let mut fresh = Knows::default();
     assert_eq!(fresh.truth("garden"), None);
     fresh.add("hallway", false, vec![3]);
