@@ -26,6 +26,8 @@ pub mod walk;
 pub mod world;
 
 #[cfg(test)]
+mod babi_reference;
+#[cfg(test)]
 mod distribution_tests;
 #[cfg(test)]
 mod fingerprint;
