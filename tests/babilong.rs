@@ -389,3 +389,171 @@ fn golden_stories() {
     }
     assert_golden("babilong_qa1_fresh_700", &jsonl_text(Path::new(&hidden)));
 }
+
+/// The `babilong` template's worked examples, as checked in.
+const EXAMPLES: &str = include_str!("../generators/templates/babilong/examples.json");
+
+fn examples() -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::from_str(EXAMPLES).unwrap() {
+        serde_json::Value::Object(m) => m,
+        other => panic!("examples are a map of tasks: {other}"),
+    }
+}
+
+/// Every worked example re-solved by this file's own solver from its facts as data, and
+/// every example sentence saying what its data says.
+#[test]
+fn template_examples_are_right() {
+    let all = examples();
+    assert_eq!(all.len(), 20);
+    for (qa, list) in &all {
+        let list = list.as_array().unwrap();
+        assert!((2..=3).contains(&list.len()), "{qa}");
+        for e in list {
+            let mut p = serde_json::json!({"query": e["query"]});
+            p[s(&e["data_key"])] = e["data"].clone();
+            let answers: Vec<String> = e["answers"].as_array().unwrap().iter().map(s).collect();
+            assert_eq!(solve(&p), answers, "{qa}: {}", e["question"]);
+            for (i, fact) in e["facts"].as_array().unwrap().iter().enumerate() {
+                let words: Vec<&str> = fact
+                    .as_str()
+                    .unwrap()
+                    .split(|c: char| !c.is_alphanumeric())
+                    .collect();
+                for w in fact_words(&p, i) {
+                    assert!(
+                        words.iter().any(|x| w.split('|').any(|alt| *x == alt)),
+                        "{qa}: {w} in {fact}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `--template babilong`: BABILong's prompt structure (instruction, worked examples each in
+/// `<example>` tags headed `Example`, the answer format, the context in `<context>` tags,
+/// the question), for all twenty tasks, with and without filler; the rows are checked like
+/// any other (answers re-solved, facts at their offsets, exact lengths) and verify.
+#[test]
+fn babilong_template_frames_every_task() {
+    let listed = gen_ok(&["list", "templates"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("babilong/babilong"));
+    let t = tmp();
+    let out = t.path().join("d");
+    let d = out.to_str().unwrap();
+    babilong(
+        d,
+        "all",
+        "0,4k",
+        &["--samples", "2", "--seed", "5", "--template", "babilong"],
+    );
+    let all = examples();
+    let tok = Tokenizer::O200k;
+    for qa in 1..=20 {
+        let config = format!("babilong_qa{qa}");
+        assert_eq!(check_rows(&out, &config, &tok, 16), 4, "{config}");
+        let shown = all[&format!("qa{qa}")].as_array().unwrap();
+        for r in rows(&out.join(&config)) {
+            let input = &r.input;
+            let head = if r.target_length > 0 {
+                "Between <context> and </context> below is a long text."
+            } else {
+                "Between <context> and </context> below is a short story"
+            };
+            assert!(input.starts_with(head), "{config}: {input}");
+            assert_eq!(r.answer_prefix, "Answer:");
+            // The examples in order, each headed and in tags.
+            let mut at = 0;
+            for (k, e) in shown.iter().enumerate() {
+                let facts: Vec<String> = e["facts"].as_array().unwrap().iter().map(s).collect();
+                let answers: Vec<String> = e["answers"].as_array().unwrap().iter().map(s).collect();
+                let block = format!(
+                    "<example>\nExample {}\n{}\nQuestion: {}\nAnswer: {}\n</example>\n",
+                    k + 1,
+                    facts.join(" "),
+                    s(&e["question"]),
+                    answers.join(",")
+                );
+                let found = input[at..].find(&block).unwrap_or_else(|| {
+                    panic!("{config}: example {} missing:\n{block}\nin\n{input}", k + 1)
+                });
+                at += found + block.len();
+            }
+            assert_eq!(input.matches("<example>").count(), shown.len());
+            // Then the answer format, the context, the question.
+            let open = input.find("\n<context>\n").expect("context opens");
+            assert!(open > at && input.matches("\n<context>\n").count() == 1);
+            let format_line = input[..open].trim_end().lines().last().unwrap();
+            assert!(
+                format_line.starts_with("Answer "),
+                "{config}: {format_line}"
+            );
+            let close = input
+                .rfind("\n</context>\n\nQuestion: ")
+                .expect("context closes");
+            let question = &input[close + "\n</context>\n\nQuestion: ".len()..];
+            assert!(
+                question.ends_with("?\n") && question.lines().count() == 1,
+                "{config}: {question}"
+            );
+            // Every fact lies inside the context.
+            let before = tok.count(&input[..open + "\n<context>\n".len()]).unwrap() as i64;
+            assert!(
+                r.needle_offsets.iter().all(|&o| o + 1 >= before),
+                "{config}"
+            );
+        }
+    }
+    let v = gen_ok(&["verify", d, "-q"]);
+    assert!(String::from_utf8_lossy(&v.stdout).starts_with("ok: 80 rows"));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["recipe"]["template"], "babilong");
+    // Other tasks have no such template.
+    let other = t.path().join("n").display().to_string();
+    assert_refused(
+        &["niah", "--template", "babilong"],
+        &other,
+        "unknown template 'babilong' for niah",
+    );
+}
+
+/// A suite file entry takes `template = "babilong"`, and the suite verifies.
+#[test]
+fn suite_entries_take_the_babilong_template() {
+    let t = tmp();
+    let file = t.path().join("s.toml");
+    std::fs::write(
+        &file,
+        "lengths = [\"0\", \"2k\"]\nsamples = 2\n\n[[task]]\ntask = \"babilong\"\ntasks = \"qa1\"\ntemplate = \"babilong\"\n\n[[task]]\ntask = \"babilong\"\ntasks = \"qa2\"\n",
+    )
+    .unwrap();
+    let out = t.path().join("d");
+    let d = out.to_str().unwrap();
+    gen_ok(&["suite", file.to_str().unwrap(), "--out", d, "-q"]);
+    for r in rows(&out.join("babilong_qa1")) {
+        assert!(r.input.contains("<example>\nExample 1\n"), "{}", r.input);
+    }
+    for r in rows(&out.join("babilong_qa2")) {
+        assert!(!r.input.contains("<example>"));
+    }
+    let v = gen_ok(&["verify", d, "-q"]);
+    assert!(String::from_utf8_lossy(&v.stdout).starts_with("ok: 8 rows"));
+}
+
+/// One small instance of the `babilong` template, pinned. Regenerate with
+/// `UPDATE_GOLDEN=1 cargo test --test babilong golden`.
+#[test]
+fn golden_babilong_template() {
+    let t = tmp();
+    let out = t.path().join("d").display().to_string();
+    babilong(
+        &out,
+        "qa2",
+        "1k",
+        &["--seed", "1", "--jsonl", "--template", "babilong"],
+    );
+    let got = jsonl_text(&Path::new(&out).join("babilong_qa2"));
+    assert_golden("babilong_qa2_template_1k", &got);
+}

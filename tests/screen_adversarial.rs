@@ -171,6 +171,18 @@ const RECIPES: &[&[&str]] = &[
     ],
     &["babilong", "--task", "qa1", "--len", "2k", "--depths", "2"],
     &["babilong", "--task", "qa2", "--len", "2k", "--depths", "2"],
+    // The worked examples name the same people and places: they count alike over both haystacks.
+    &[
+        "babilong",
+        "--task",
+        "qa1",
+        "--len",
+        "2k",
+        "--depths",
+        "2",
+        "--template",
+        "babilong",
+    ],
     &["arith", "--op", "sum", "--len", "2k"],
     &["needlechain", "--len", "2k", "--haystack", "generated"],
     &[

@@ -35,6 +35,11 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         include_str!("../templates/babilong/default.j2"),
     ),
     (
+        "babilong",
+        "babilong",
+        include_str!("../templates/babilong/babilong.j2"),
+    ),
+    (
         "arith",
         "default",
         include_str!("../templates/arith/default.j2"),

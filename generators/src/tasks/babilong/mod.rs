@@ -17,6 +17,7 @@ pub mod babi;
 pub mod babi_puzzles;
 mod babi_words;
 pub mod params;
+pub mod prompt;
 pub mod puzzles;
 pub mod questions;
 pub mod render;
@@ -24,6 +25,10 @@ pub mod spec;
 pub mod walk;
 pub mod world;
 
+#[cfg(test)]
+mod babi_reference;
+#[cfg(test)]
+mod distribution_tests;
 #[cfg(test)]
 mod fingerprint;
 #[cfg(test)]
@@ -34,7 +39,7 @@ use serde_json::{json, Value};
 use crate::fit::{fit_placed, render_facts, NeedleSpec, Placement};
 use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
-use crate::template::{vars, Vars};
+use crate::template::{self, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 pub use params::{BabilongParams, Vocabulary};
 use render::{events_json, render_event};
@@ -447,14 +452,13 @@ impl Babilong {
         story: &Story,
         filler: bool,
     ) -> Result<crate::Frame, GenError> {
-        run.frame(
-            &vars([
-                ("question", story.question.as_str()),
-                ("instruction", self.spec.instruction),
-                ("filler", if filler { "yes" } else { "" }),
-            ]),
-            ANSWER_PREFIX,
-        )
+        let mut vars = prompt::vars(self.qa)?;
+        vars.extend(template::vars([
+            ("question", story.question.as_str()),
+            ("instruction", self.spec.instruction),
+            ("filler", if filler { "yes" } else { "" }),
+        ]));
+        run.frame(&vars, ANSWER_PREFIX)
     }
 
     /// Tokens the instance of `sample` needs below the reserve, at any depth: its frame, and
@@ -554,12 +558,16 @@ impl Task for Babilong {
         MAX_NEW_TOKENS
     }
 
+    /// The task's own variables (examples, instruction) as every instance passes them, so a
+    /// template is checked against the real ones.
     fn example_vars(&self) -> Vars {
-        vars([
+        let mut vars = prompt::vars(self.qa).unwrap_or_default();
+        vars.extend(template::vars([
             ("question", "Where is Ada?"),
             ("instruction", self.spec.instruction),
             ("filler", "yes"),
-        ])
+        ]));
+        vars
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {

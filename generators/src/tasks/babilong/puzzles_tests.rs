@@ -36,19 +36,30 @@ fn stories(qa: u8) -> Vec<Story> {
     out
 }
 
-/// Check each story's answer and supporting facts against `solve(data, query)`.
+/// Check each story's answer and supporting facts against `solve(data, query)`: the seeded
+/// stories, and the `babilong` template's worked examples of the task.
 fn check(qa: u8, solve: impl Fn(&[Value], &Value) -> (String, Vec<usize>)) {
-    for story in stories(qa) {
-        let data = story.data.as_array().unwrap();
-        assert_eq!(data.len(), story.facts.len());
-        let (answer, mut support) = solve(data, &story.query);
+    let told = stories(qa).into_iter().map(|s| {
+        let n = s.facts.len();
+        (s.data, s.query, s.answers, s.supporting, s.question, n)
+    });
+    let examples = super::super::prompt::examples(qa).unwrap().iter();
+    let shown = examples.map(|e| {
+        let n = e.facts.len();
+        let (d, q, a) = (e.data.clone(), e.query.clone(), e.answers.clone());
+        (d, q, a, e.supporting.clone(), e.question.clone(), n)
+    });
+    for (data, query, answers, supporting, question, n) in told.chain(shown) {
+        let data = data.as_array().unwrap();
+        assert_eq!(data.len(), n);
+        let (answer, mut support) = solve(data, &query);
         support.sort_unstable();
-        assert_eq!(story.answers, [answer], "qa{qa}: {}", story.question);
+        assert_eq!(answers, [answer], "qa{qa}: {question}");
         if qa == 18 {
             // Several two-fact chains may link a pair; bAbI's is one of them.
-            assert_eq!(story.supporting.len(), 2, "qa18: {}", story.question);
+            assert_eq!(supporting.len(), 2, "qa18: {question}");
         } else {
-            assert_eq!(story.supporting, support, "qa{qa}: {}", story.question);
+            assert_eq!(supporting, support, "qa{qa}: {question}");
         }
     }
 }

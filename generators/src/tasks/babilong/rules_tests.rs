@@ -171,57 +171,355 @@ impl Replay {
     }
 }
 
+/// One walk story's facts, question, answers and supporting facts, checked against bAbI's
+/// rules by replaying the facts; returns the replayed world.
+fn check_walk(
+    qa: u8,
+    events: &[Value],
+    q: &Value,
+    answers: &[String],
+    supporting: &[usize],
+) -> Replay {
+    let n = events.len();
+    let mut w = Replay::new(qa);
+    w.run(qa, events);
+    if matches!(qa, 1 | 6 | 9 | 10 | 11 | 12 | 13) {
+        assert!([2, 4, 6, 8, 10].contains(&n), "qa{qa}: {n} facts");
+    }
+    match qa {
+        1 | 11 | 12 | 13 => {
+            assert_eq!(answers, [w.known[&s(&q["actor"])].clone()]);
+        }
+        2 => {
+            // Only an object someone holds, whose place a reader knows.
+            let o = s(&q["object"]);
+            let a = w.holder[&o].clone().expect("qa2 asks about a held object");
+            assert_eq!(answers, [w.known[&a].clone()]);
+            assert_eq!(supporting.len(), 2);
+        }
+        3 => {
+            // L is where the object is now, as far as a reader knows.
+            let h = &w.history[&s(&q["object"])];
+            assert_eq!(
+                s(&q["location"]),
+                h[h.len() - 1],
+                "qa3 asks about the latest place"
+            );
+            assert_eq!(answers, [h[h.len() - 2].clone()]);
+        }
+        5 => {
+            let f = supporting[0];
+            assert_eq!(supporting.len(), 1);
+            assert_eq!(s(&events[f]["action"]), "give");
+            assert!(n - 1 - f <= 5, "qa5: the give {} facts back", n - 1 - f);
+            let o = &events[f]["object"];
+            assert!(events[f + 1..].iter().all(|e| e.get("object") != Some(o)));
+        }
+        _ => {}
+    }
+    let i = supporting.iter().max().copied().unwrap_or(0);
+    assert!(i < n);
+    if matches!(qa, 1 | 6 | 9 | 10 | 11 | 12 | 13) {
+        // The question follows the second fact of a round.
+        assert_eq!(n % 2, 0);
+    }
+    w
+}
+
 #[test]
 fn walk_stories_follow_babi_rules() {
     for qa in [1u8, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13] {
         for story in stories(qa) {
             let events = story.data.as_array().unwrap();
-            let n = events.len();
-            let q = &story.query;
-            let mut w = Replay::new(qa);
-            w.run(qa, events);
-            if matches!(qa, 1 | 6 | 9 | 10 | 11 | 12 | 13) {
-                assert!([2, 4, 6, 8, 10].contains(&n), "qa{qa}: {n} facts");
+            check_walk(qa, events, &story.query, &story.answers, &story.supporting);
+        }
+    }
+}
+
+/// The `babilong` template's worked examples of the walk tasks follow the same rules.
+#[test]
+fn walk_examples_follow_babi_rules() {
+    for qa in [1u8, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13] {
+        for e in super::prompt::examples(qa).unwrap() {
+            assert_eq!(e.data_key, "events");
+            let events = e.data.as_array().unwrap();
+            check_walk(qa, events, &e.query, &e.answers, &e.supporting);
+        }
+    }
+}
+
+/// What a reader knows of one actor's place, as bAbI's knowledge base keeps it for qa9 and
+/// qa10 (`EntityProperties` with `is_in` exclusive): (place, truth, supporting facts) entries,
+/// and whether `add` has bAbI's Lua quirk.
+#[derive(Debug, Clone, Default)]
+struct Knows(Vec<(String, bool, Vec<usize>)>, bool);
+
+impl Knows {
+    fn set(&mut self, place: &str, truth: bool, support: Vec<usize>) {
+        self.0 = vec![(place.to_string(), truth, support)];
+    }
+
+    /// bAbI's `add`: drop the entry for the place, and with a true value any true entry.
+    /// bAbI's Lua removes while iterating (`ipairs` and `remove_value`), which skips the entry
+    /// after a removed one; with the quirk, so does this.
+    fn add(&mut self, place: &str, truth: bool, support: Vec<usize>) {
+        let mut i = 0;
+        while i < self.0.len() {
+            if self.0[i].0 == place || (truth && self.0[i].1) {
+                self.0.remove(i);
+                if !self.1 {
+                    continue;
+                }
             }
-            match qa {
-                1 | 11 | 12 | 13 => {
-                    assert_eq!(story.answers, [w.known[&s(&q["actor"])].clone()]);
+            i += 1;
+        }
+        self.0.push((place.to_string(), truth, support));
+    }
+
+    /// bAbI's `get_truth_value`: true if a true entry names the place; false if an entry
+    /// denies it or a true entry names another; the support of both.
+    fn truth(&self, place: &str) -> Option<(bool, Vec<usize>)> {
+        let t = self.0.iter().find(|e| e.0 == place && e.1);
+        let f = self.0.iter().rev().find(|e| (e.0 == place) != e.1);
+        if t.is_none() && f.is_none() {
+            return None;
+        }
+        let mut support: Vec<usize> = t.iter().chain(&f).flat_map(|e| e.2.clone()).collect();
+        support.sort_unstable();
+        support.dedup();
+        Some((t.is_some(), support))
+    }
+}
+
+/// qa6 to qa10 asked the way bAbI asks them, each answer as bAbI's knowledge gives it.
+/// Returns whether bAbI's Lua, quirk included, would record other supporting facts (qa10).
+fn check_qa6_to_qa10(
+    qa: u8,
+    events: &[Value],
+    q: &Value,
+    answers: &[String],
+    supporting: &[usize],
+) -> bool {
+    let mut quirk = false;
+    let w = check_walk(qa, events, q, answers, supporting);
+    let n = events.len();
+    let actor = s(&q["actor"]);
+    let of_actor: Vec<usize> = (0..n)
+        .filter(|&i| s(&events[i]["actor"]) == actor)
+        .collect();
+    let answer = answers.join(",");
+    match qa {
+        6 => {
+            // A moved actor; yes exactly when asked about the place of their latest move,
+            // which is the one supporting fact.
+            let last = *of_actor.last().expect("qa6 asks about a moved actor");
+            let at = s(&events[last]["location"]);
+            assert_eq!(w.known[&actor], at);
+            let yes = s(&q["location"]) == at;
+            assert_eq!(answer, if yes { "yes" } else { "no" });
+            assert_eq!(supporting, [last]);
+        }
+        7 | 8 => {
+            // The first question comes once someone has got, dropped or given something
+            // (never after the first fact), then one every second fact.
+            let first = (2..=n)
+                .find(|&i| events[..i].iter().any(|e| s(&e["action"]) != "move"))
+                .expect("someone handled an object");
+            assert!(
+                n >= first && (n - first) % 2 == 0 && n - first <= 8,
+                "qa{qa}: {n} facts, first question after {first}"
+            );
+            // About someone who has handled an object; supported by everything they did
+            // with objects.
+            let handled: Vec<usize> = of_actor
+                .iter()
+                .copied()
+                .filter(|&i| s(&events[i]["action"]) != "move")
+                .collect();
+            assert!(
+                !handled.is_empty(),
+                "qa{qa} asks about someone who handled an object"
+            );
+            assert_eq!(supporting, handled);
+            let mut held: Vec<String> = w
+                .holder
+                .iter()
+                .filter(|(_, h)| h.as_deref() == Some(actor.as_str()))
+                .map(|(o, _)| o.clone())
+                .collect();
+            if qa == 7 {
+                assert_eq!(
+                    answer,
+                    super::spec::COUNTS[held.len()],
+                    "qa7 counts what is held"
+                );
+            } else {
+                let mut got = answers.to_vec();
+                got.sort();
+                held.sort();
+                if held.is_empty() {
+                    held.push("nothing".into());
                 }
-                2 => {
-                    // Only an object someone holds, whose place a reader knows.
-                    let o = s(&q["object"]);
-                    let a = w.holder[&o].clone().expect("qa2 asks about a held object");
-                    assert_eq!(story.answers, [w.known[&a].clone()]);
-                    assert_eq!(story.supporting.len(), 2);
-                }
-                3 => {
-                    // L is where the object is now, as far as a reader knows.
-                    let h = &w.history[&s(&q["object"])];
-                    assert_eq!(
-                        s(&q["location"]),
-                        h[h.len() - 1],
-                        "qa3 asks about the latest place"
-                    );
-                    assert_eq!(story.answers, [h[h.len() - 2].clone()]);
-                }
-                5 => {
-                    let f = story.supporting[0];
-                    assert_eq!(story.supporting.len(), 1);
-                    assert_eq!(s(&events[f]["action"]), "give");
-                    assert!(n - 1 - f <= 5, "qa5: the give {} facts back", n - 1 - f);
-                    let o = &events[f]["object"];
-                    assert!(events[f + 1..].iter().all(|e| e.get("object") != Some(o)));
-                }
-                _ => {}
+                assert_eq!(got, held, "qa8 lists what is held");
             }
-            let i = story.supporting.iter().max().copied().unwrap_or(0);
-            assert!(i < n);
-            if matches!(qa, 1 | 6 | 9 | 10 | 11 | 12 | 13) && qa != 10 {
-                // The question follows the second fact of a round.
-                assert_eq!(n % 2, 0);
+        }
+        _ => {
+            // Knowledge as bAbI keeps it: moves and "is in" set a place; "is not in" denies
+            // one; "either A or B" is a rule applied once, when it is told.
+            assert!(
+                !of_actor.is_empty(),
+                "qa{qa} asks about someone the story names"
+            );
+            let asked = s(&q["location"]);
+            let read = |quirk: bool| {
+                let mut k = Knows(Vec::new(), quirk);
+                let mut latest_either = None;
+                for &i in &of_actor {
+                    let e = &events[i];
+                    let l = s(&e["location"]);
+                    if e.get("negated").is_some() {
+                        k.set(&l, false, vec![i]);
+                    } else if let Some(b) = e.get("either").map(s) {
+                        latest_either = Some(i);
+                        let pair = [l.clone(), b.clone()];
+                        assert_ne!(l, b, "two places");
+                        for j in 0..2 {
+                            if let Some((t, mut sup)) = k.truth(&pair[j]) {
+                                sup.push(i);
+                                sup.sort_unstable();
+                                sup.dedup();
+                                k.add(&pair[1 - j], !t, sup);
+                            }
+                        }
+                        let others = CLASSIC_PLACES
+                            .iter()
+                            .filter(|p| !pair.contains(&p.to_string()));
+                        for p in others {
+                            k.add(p, false, vec![i]);
+                        }
+                    } else {
+                        k.set(&l, true, vec![i]);
+                    }
+                }
+                match k.truth(&asked) {
+                    Some((true, sup)) => ("yes", sup),
+                    Some((false, sup)) => ("no", sup),
+                    None => ("maybe", latest_either.into_iter().collect()),
+                }
+            };
+            let (want, support) = read(false);
+            assert_eq!(answer, want, "qa{qa}: {q}");
+            assert_eq!(supporting, support, "qa{qa}: {q}");
+            // bAbI's Lua quirk never changes an answer; it may add a stale fact to the support.
+            let (lua, lua_support) = read(true);
+            assert_eq!(answer, lua, "qa{qa}: {q}");
+            quirk = lua_support != support;
+            let last = &events[*of_actor.last().unwrap()];
+            if qa == 9 {
+                // Simple negation: the latest statement decides; a denial is asked about the
+                // denied place only.
+                assert_eq!(support, [*of_actor.last().unwrap()]);
+                if last.get("negated").is_some() {
+                    assert_eq!(asked, s(&last["location"]));
+                }
+            } else if last.get("either").is_some() && of_actor.len() == 1 {
+                // Indefinite knowledge, the plain case: maybe for the two places, no elsewhere.
+                let two = [s(&last["location"]), s(&last["either"])];
+                assert_eq!(answer, if two.contains(&asked) { "maybe" } else { "no" });
+            } else if last.get("either").is_none() {
+                // A definite latest statement: yes for its place, no elsewhere.
+                let yes = asked == s(&last["location"]);
+                assert_eq!(answer, if yes { "yes" } else { "no" });
             }
         }
     }
+    quirk
+}
+
+#[test]
+fn qa6_to_qa10_answers_follow_babi_knowledge() {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut quirks = 0;
+    for qa in 6..=10u8 {
+        for story in stories(qa) {
+            let events = story.data.as_array().unwrap();
+            let (q, a, sup) = (&story.query, &story.answers, &story.supporting);
+            quirks += usize::from(check_qa6_to_qa10(qa, events, q, a, sup));
+            *seen
+                .entry(format!("qa{qa} {}", story.answers.join(",")))
+                .or_default() += 1;
+        }
+        for e in super::prompt::examples(qa).unwrap() {
+            let events = e.data.as_array().unwrap();
+            let quirk = check_qa6_to_qa10(qa, events, &e.query, &e.answers, &e.supporting);
+            assert!(!quirk, "an example bAbI's Lua would support otherwise");
+        }
+    }
+    // bAbI's Lua records a stale extra supporting fact in a few qa10 stories (17 of 20,000
+    // seeded ones); our supporting facts are the ones without that quirk.
+    println!("qa10 stories whose support bAbI's Lua quirk would change: {quirks}");
+    assert!(quirks * 100 <= STORIES as usize, "{quirks}");
+    // Every kind of answer occurs, "none" and "nothing" included.
+    for key in [
+        "qa6 yes",
+        "qa6 no",
+        "qa7 none",
+        "qa7 two",
+        "qa8 nothing",
+        "qa9 yes",
+        "qa9 no",
+        "qa10 maybe",
+        "qa10 yes",
+    ] {
+        assert!(seen.get(key).copied().unwrap_or(0) > 5, "{key}: {seen:?}");
+    }
+}
+
+/// The knowledge model can fail: bAbI's rules give other answers than a naive reading.
+#[test]
+fn knowledge_model_tells_either_apart() {
+    let mut k = Knows::default();
+    k.set("office", true, vec![0]);
+    // Known in the office, then "either kitchen or garden": bAbI rules the kitchen out first
+    // (another place is true), so the garden becomes true.
+    let pair = ["kitchen", "garden"];
+    for i in 0..2 {
+        if let Some((t, sup)) = k.truth(pair[i]) {
+            k.add(pair[1 - i], !t, sup);
+        }
+    }
+    assert_eq!(k.truth("garden").map(|t| t.0), Some(true));
+    assert_eq!(k.truth("kitchen").map(|t| t.0), Some(false));
+    // The Lua quirk: in 0 "in the hallway", 3 "either garden or bedroom", 4 "either kitchen
+    // or garden", removing the true bedroom skips the stale "not garden" (from 0 and 3), so
+    // "not kitchen" rests on 0, 3 and 4 instead of 3 and 4. The answer is the same.
+    let either = |k: &mut Knows, pair: [&str; 2], i: usize| {
+        for j in 0..2 {
+            if let Some((t, mut sup)) = k.truth(pair[j]) {
+                sup.push(i);
+                sup.sort_unstable();
+                sup.dedup();
+                k.add(pair[1 - j], !t, sup);
+            }
+        }
+        for p in CLASSIC_PLACES.iter().filter(|p| !pair.contains(p)) {
+            k.add(p, false, vec![i]);
+        }
+    };
+    let support = |quirk: bool| {
+        let mut k = Knows(Vec::new(), quirk);
+        k.set("hallway", true, vec![0]);
+        either(&mut k, ["garden", "bedroom"], 3);
+        either(&mut k, ["kitchen", "garden"], 4);
+        k.truth("kitchen").unwrap()
+    };
+    assert_eq!(support(false), (false, vec![3, 4]));
+    assert_eq!(support(true), (false, vec![0, 3, 4]));
+    let mut fresh = Knows::default();
+    assert_eq!(fresh.truth("garden"), None);
+    fresh.add("hallway", false, vec![3]);
+    assert_eq!(fresh.truth("hallway"), Some((false, vec![3])));
+    assert_eq!(fresh.truth("garden"), None);
 }
 
 #[test]
