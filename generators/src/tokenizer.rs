@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use thiserror::Error;
 
+mod openai;
+
 /// Why a tokenizer could not be set up or used.
 #[derive(Debug, Error)]
 pub enum TokenizerError {
@@ -134,10 +136,7 @@ impl Tokenizer {
     /// The number of tokens in `text`.
     pub fn count(&self, text: &str) -> Result<usize, TokenizerError> {
         Ok(match self {
-            Tokenizer::O200k | Tokenizer::Cl100k => {
-                let (tok, which) = self.openai();
-                tok.split(text).map(|p| piece_count(tok, which, p)).sum()
-            }
+            Tokenizer::O200k | Tokenizer::Cl100k => self.openai().count(text),
             Tokenizer::Gpt2 => tiktoken_rs::r50k_base_singleton().count_ordinary(text),
             Tokenizer::Words => text.split_whitespace().count(),
             Tokenizer::Chars => text.chars().count(),
@@ -214,15 +213,7 @@ impl Tokenizer {
             tokens_before += n;
         };
         match self {
-            Tokenizer::O200k | Tokenizer::Cl100k => {
-                let (tok, which) = self.openai();
-                let mut pos = 0usize;
-                for piece in tok.split(text) {
-                    let end = pos + piece.len();
-                    visit(end, piece_count(tok, which, piece));
-                    pos = end;
-                }
-            }
+            Tokenizer::O200k | Tokenizer::Cl100k => self.openai().for_each_piece(text, &mut visit),
             Tokenizer::Gpt2 => {
                 let bpe = tiktoken_rs::r50k_base_singleton();
                 let mut pos = 0usize;
@@ -273,46 +264,12 @@ impl Tokenizer {
 }
 
 impl Tokenizer {
-    fn openai(&self) -> (&'static bpe_openai::Tokenizer, usize) {
+    fn openai(&self) -> &'static openai::Encoding {
         match self {
-            Tokenizer::Cl100k => (bpe_openai::cl100k_base(), 1),
-            _ => (bpe_openai::o200k_base(), 0),
+            Tokenizer::Cl100k => openai::cl100k(),
+            _ => openai::o200k(),
         }
     }
-}
-
-/// Pieces longer than this are counted directly rather than cached.
-const CACHED_PIECE_BYTES: usize = 32;
-/// A thread's cache is cleared when it holds this many pieces, bounding its memory.
-const CACHED_PIECES: usize = 1 << 20;
-
-type PieceMap = std::collections::HashMap<Box<str>, u32, xxhash_rust::xxh3::Xxh3DefaultBuilder>;
-
-thread_local! {
-    /// Token counts of pre-tokenized pieces, per encoding. Prose repeats the same words
-    /// endlessly, so most pieces are counted once per thread. Only looked up, never iterated:
-    /// results do not depend on it.
-    static PIECE_COUNTS: std::cell::RefCell<[PieceMap; 2]> = Default::default();
-}
-
-/// BPE token count of one pre-tokenized piece.
-fn piece_count(tok: &bpe_openai::Tokenizer, which: usize, piece: &str) -> usize {
-    if piece.len() > CACHED_PIECE_BYTES {
-        return tok.bpe.count(piece.as_bytes());
-    }
-    PIECE_COUNTS.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        let map = &mut cache[which];
-        if let Some(&n) = map.get(piece) {
-            return n as usize;
-        }
-        let n = tok.bpe.count(piece.as_bytes());
-        if map.len() >= CACHED_PIECES {
-            map.clear();
-        }
-        map.insert(piece.into(), n as u32);
-        n
-    })
 }
 
 fn one_line(s: &str) -> String {
