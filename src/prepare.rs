@@ -464,6 +464,10 @@ pub fn entry_of(
         (seed, recipe.reserve),
         (common.chat_template.as_deref(), common.system.as_deref()),
     )?;
+    let per_length = recipe.depths.as_ref().map_or(1, |d| d.len() as u64) * recipe.samples;
+    for (_, part) in &parts {
+        part.check_instances(&run, per_length).map_err(usage)?;
+    }
     let (mut minimum, mut needs) = (0, String::new());
     // The minimum is computed over the run's samples, so it is skipped when no length needs it
     // (a task's native size, babilong's story alone).

@@ -350,7 +350,11 @@ fn bad_qa_input_is_refused() {
         ),
         (
             vec!["qa", "--data", &squad, "--samples", "5000"],
-            "at most 440 depths × samples",
+            "440 answerable questions, fewer than the 5000",
+        ),
+        (
+            vec!["qa", "--data", &squad, "--samples", "40", "--depths", "12"],
+            "fewer than the 480 instances per length",
         ),
         (vec!["qa", "--data", &squad, "--len", "100"], "too short"),
         (

@@ -379,6 +379,13 @@ pub trait Task: Send + Sync {
         let _ = samples;
         Ok(())
     }
+    /// Refuse, before any work, a run whose lengths each hold `per_length` instances (depths ×
+    /// samples) when the task draws every instance of a length from a finite pool read with the
+    /// run's inputs (qa's questions); the default accepts any number.
+    fn check_instances(&self, run: &Run, per_length: u64) -> Result<(), GenError> {
+        let _ = (run, per_length);
+        Ok(())
+    }
     /// The longest target length this task can fill under `run`, and why no longer one can
     /// be filled, for tasks whose content can run out (a list of distinct items); `None` when
     /// every length can be filled. Checked before any work, so that a length beyond it is

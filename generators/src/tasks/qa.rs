@@ -366,6 +366,16 @@ impl Task for Qa {
         Ok((need as u64 * 11).div_ceil(10) + 16 + run.reserve)
     }
 
+    fn check_instances(&self, run: &Run, per_length: u64) -> Result<(), GenError> {
+        let n = self.documents(run)?.questions.len() as u64;
+        if per_length > n {
+            return Err(GenError::BadParams(format!(
+                "the QA data has {n} answerable questions, fewer than the {per_length} instances per length asked for (depths × samples): each instance of a length asks its own question"
+            )));
+        }
+        Ok(())
+    }
+
     fn maximum_length(&self, run: &Run) -> Result<Option<(u64, String)>, GenError> {
         // A token is at least one byte, so the file's paragraphs with their headers bound the
         // tokens any prompt of them can have.
