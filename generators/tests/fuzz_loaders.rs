@@ -1,5 +1,5 @@
 //! Property-based fuzzing of everything the core reads from users: corpus text, tokenizer.json
-//! bytes and templates. Whatever the input, the core returns a value or an error: no panic, no
+//! bytes, templates and QA files. Whatever the input, the core returns a value or an error: no panic, no
 //! endless loop, no unbounded allocation. `PROPTEST_CASES` bounds the run (CI sets it).
 
 use std::sync::Arc;
@@ -124,6 +124,30 @@ proptest! {
         if let Ok(template) = Template::compile("fuzz.j2", &source) {
             let part = TaskParams::Niah(NiahParams::variant(NiahVariant::Single)).parts().unwrap().remove(0);
             let _ = template.frame(&part.task.example_vars());
+        }
+    }
+
+    /// Any bytes parse as a SQuAD or HotpotQA file or are refused with a reason; what parses
+    /// keeps only answerable questions whose gold paragraphs exist.
+    #[test]
+    fn any_qa_file_parses_or_is_refused(pieces in prop::collection::vec(prop_oneof![
+        Just("{\"data\": ["), Just("]}"), Just("["), Just("]"), Just("{"), Just("}"), Just(","),
+        Just("{\"paragraphs\": [{\"context\": \"A b. C d.\", \"qas\": ["),
+        Just("{\"id\": \"1\", \"question\": \"Q?\", \"answers\": [{\"text\": \"b\"}]}"),
+        Just("{\"question\": \"Q?\", \"answers\": [], \"is_impossible\": true}"),
+        Just("{\"_id\": \"h\", \"question\": \"Q?\", \"answer\": \"yes\", \"supporting_facts\": [[\"T\", 0]], \"context\": [[\"T\", [\"S.\"]]]}"),
+        Just("\"context\": []"), Just("null"), Just("1"), Just("\"\\u00e9\""), Just("\u{feff}"), Just(" "),
+    ], 0..14)) {
+        let text = pieces.concat();
+        match needlework_generators::haystack::documents::Documents::parse("fuzz.json", text.as_bytes()) {
+            Ok(d) => {
+                prop_assert!(!d.questions.is_empty());
+                for q in &d.questions {
+                    prop_assert!(!q.answers.is_empty() && !q.gold.is_empty());
+                    prop_assert!(q.gold.iter().chain(&q.related).all(|&i| i < d.docs.len()));
+                }
+            }
+            Err(e) => prop_assert!(e.to_string().contains("fuzz.json")),
         }
     }
 }
