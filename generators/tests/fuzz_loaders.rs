@@ -1,6 +1,6 @@
 //! Property-based fuzzing of everything the core reads from users: corpus text, tokenizer.json
-//! bytes, templates and QA files. Whatever the input, the core returns a value or an error: no panic, no
-//! endless loop, no unbounded allocation. `PROPTEST_CASES` bounds the run (CI sets it).
+//! bytes, templates and QA files. Whatever the input, the core returns a value or an error: no
+//! panic, no endless loop, no unbounded allocation. `PROPTEST_CASES` bounds the run (CI sets it).
 
 use std::sync::Arc;
 
