@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{gen, gen_ok, generate, out_arg, rows, tmp};
+use common::{contains, gen, gen_ok, generate, out_arg, rows, seed_forms, tmp};
 
 /// Every file under `dir`, recursively.
 fn all_files(dir: &Path) -> Vec<PathBuf> {
@@ -22,13 +22,6 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn parse_hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 /// The seed and salt lines of a seed file.
 fn seed_of(path: &Path) -> (String, String) {
     let text = std::fs::read_to_string(path).unwrap();
@@ -39,48 +32,6 @@ fn seed_of(path: &Path) -> (String, String) {
             .to_string()
     };
     (get("seed"), get("salt"))
-}
-
-/// A big-endian number's decimal digits.
-fn decimal(bytes: &[u8]) -> String {
-    let mut n = bytes.to_vec();
-    let mut digits = Vec::new();
-    while n.iter().any(|&b| b != 0) {
-        let mut rem = 0u32;
-        for b in n.iter_mut() {
-            let cur = rem * 256 + u32::from(*b);
-            *b = (cur / 10) as u8;
-            rem = cur % 10;
-        }
-        digits.push(b'0' + rem as u8);
-    }
-    digits.reverse();
-    String::from_utf8(digits).unwrap()
-}
-
-/// Every form of the seed that must not occur in a dataset: its bytes, its hex (both cases),
-/// its decimal (both byte orders) and the decimal of each of its 64-bit words (both orders).
-fn seed_forms(hex: &str) -> Vec<Vec<u8>> {
-    let raw = parse_hex(hex);
-    let mut reversed = raw.clone();
-    reversed.reverse();
-    let mut forms = vec![
-        raw.clone(),
-        hex.as_bytes().to_vec(),
-        hex.to_ascii_uppercase().into_bytes(),
-        decimal(&raw).into_bytes(),
-        decimal(&reversed).into_bytes(),
-    ];
-    for chunk in raw.chunks(8) {
-        let word: [u8; 8] = chunk.try_into().unwrap();
-        forms.push(u64::from_le_bytes(word).to_string().into_bytes());
-        forms.push(u64::from_be_bytes(word).to_string().into_bytes());
-    }
-    forms
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 fn stdout(o: &std::process::Output) -> String {

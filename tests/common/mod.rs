@@ -236,3 +236,54 @@ pub fn assert_golden(name: &str, got: &str) {
 pub fn niah_needle(key: &str, value: &str) -> String {
     format!("One of the access codes assigned to {key} is {value}.")
 }
+
+/// A hex string's bytes (seed files hold the secret as hex).
+pub fn parse_hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// A big-endian number's decimal digits.
+pub fn decimal(bytes: &[u8]) -> String {
+    let mut n = bytes.to_vec();
+    let mut digits = Vec::new();
+    while n.iter().any(|&b| b != 0) {
+        let mut rem = 0u32;
+        for b in n.iter_mut() {
+            let cur = rem * 256 + u32::from(*b);
+            *b = (cur / 10) as u8;
+            rem = cur % 10;
+        }
+        digits.push(b'0' + rem as u8);
+    }
+    digits.reverse();
+    String::from_utf8(digits).unwrap()
+}
+
+/// Every form of the seed that must not occur in a dataset: its bytes, its hex (both cases),
+/// its decimal (both byte orders) and the decimal of each of its 64-bit words (both orders).
+pub fn seed_forms(hex: &str) -> Vec<Vec<u8>> {
+    let raw = parse_hex(hex);
+    let mut reversed = raw.clone();
+    reversed.reverse();
+    let mut forms = vec![
+        raw.clone(),
+        hex.as_bytes().to_vec(),
+        hex.to_ascii_uppercase().into_bytes(),
+        decimal(&raw).into_bytes(),
+        decimal(&reversed).into_bytes(),
+    ];
+    for chunk in raw.chunks(8) {
+        let word: [u8; 8] = chunk.try_into().unwrap();
+        forms.push(u64::from_le_bytes(word).to_string().into_bytes());
+        forms.push(u64::from_be_bytes(word).to_string().into_bytes());
+    }
+    forms
+}
+
+/// Whether `needle` occurs anywhere in `hay`.
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
