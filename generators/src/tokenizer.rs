@@ -10,6 +10,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 mod openai;
+mod ranks;
 
 /// Why a tokenizer could not be set up or used.
 #[derive(Debug, Error)]
@@ -213,7 +214,9 @@ impl Tokenizer {
             tokens_before += n;
         };
         match self {
-            Tokenizer::O200k | Tokenizer::Cl100k => self.openai().for_each_piece(text, &mut visit),
+            Tokenizer::O200k | Tokenizer::Cl100k => {
+                self.openai().for_each_span(text, marks, &mut visit)
+            }
             Tokenizer::Gpt2 => {
                 let bpe = tiktoken_rs::r50k_base_singleton();
                 let mut pos = 0usize;
@@ -263,12 +266,179 @@ impl Tokenizer {
     }
 }
 
+/// A stretch of an assembled text whose token count is already known: the byte range and
+/// the count of that range tokenized alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Known {
+    /// Start byte in the assembled text.
+    pub start: usize,
+    /// End byte.
+    pub end: usize,
+    /// Tokens of the range tokenized alone.
+    pub tokens: usize,
+}
+
+impl Tokenizer {
+    /// [`Tokenizer::count_with_marks`] of `text`, reusing the counts of `known` ranges
+    /// (ascending, disjoint) instead of tokenizing them again: the fitter knows every haystack
+    /// unit's count, so a prompt is counted at the joins alone.
+    ///
+    /// For the OpenAI encodings the inside of a known range, between its first and last safe cut
+    /// (a space after a character that is not whitespace, where pieces never span and counts
+    /// add), is taken from its count; everything else (the edges of each range, the text
+    /// between ranges) is tokenized. Marks inside that inside would need its pieces, so a range
+    /// holding one is tokenized whole. Other tokenizers count the whole text: they give no
+    /// such guarantee. The tests hold the result equal to a full count.
+    pub fn count_assembled(
+        &self,
+        text: &str,
+        known: &[Known],
+        marks: &[usize],
+    ) -> Result<(usize, Vec<usize>), TokenizerError> {
+        if !matches!(self, Tokenizer::O200k | Tokenizer::Cl100k) {
+            return self.count_with_marks(text, marks);
+        }
+        let enc = self.openai();
+        let mut walk = Walk {
+            enc,
+            text,
+            marks,
+            next_mark: 0,
+            offsets: Vec::with_capacity(marks.len()),
+            total: 0,
+        };
+        let mut done = 0usize;
+        for k in known {
+            let range = &text[k.start..k.end];
+            let (Some(first), Some(last)) = (openai::first_cut(range), openai::last_cut(range))
+            else {
+                continue;
+            };
+            let (inner_start, inner_end) = (k.start + first, k.start + last);
+            let marked = marks.iter().any(|&m| m > inner_start && m < inner_end);
+            if inner_start >= inner_end || k.start < done || marked {
+                continue;
+            }
+            walk.to(done, inner_start);
+            let edges = enc.count(&range[..first]) + enc.count(&range[last..]);
+            let inside = k.tokens.checked_sub(edges).ok_or_else(|| {
+                TokenizerError::Encode("a known count is smaller than its edges".into())
+            })?;
+            // Marks at the inside's start map to its first token.
+            while walk.next_mark < marks.len() && marks[walk.next_mark] < inner_end {
+                walk.offsets.push(walk.total);
+                walk.next_mark += 1;
+            }
+            walk.total += inside;
+            done = inner_end;
+        }
+        walk.to(done, text.len());
+        let total = walk.total;
+        walk.offsets.resize(marks.len(), total);
+        Ok((total, walk.offsets))
+    }
+
+    /// Whether the count of `text` is the count of `text[..at]` plus that of `text[at..]`,
+    /// by a rule proven for the tokenizer: true at the ends, and for the OpenAI encodings at
+    /// a space after a character that is not whitespace. False where nothing is proven.
+    pub fn counts_add_at(&self, text: &str, at: usize) -> bool {
+        if at == 0 || at == text.len() {
+            return true;
+        }
+        matches!(self, Tokenizer::O200k | Tokenizer::Cl100k)
+            && text.is_char_boundary(at)
+            && openai::next_cut(text, at - 1) == at
+    }
+
+    /// Tokens of `whole`, which holds at byte `at` a text of `inner_len` bytes whose count is
+    /// `inner_tokens`: what the model reads around a counted prompt (an answer prefix after
+    /// it, a chat template around it). With `special`, special-token strings are recognised as
+    /// [`Tokenizer::count_special`] does. For the OpenAI encodings only the inner text's edges
+    /// (up to its first and from its last safe cut) are tokenized again with what surrounds
+    /// them, unless its inside holds a special-token string; otherwise the whole is counted.
+    pub fn count_around(
+        &self,
+        whole: &str,
+        at: usize,
+        inner_len: usize,
+        inner_tokens: usize,
+        special: bool,
+    ) -> Result<usize, TokenizerError> {
+        let count = |t: &str| {
+            if special {
+                self.count_special(t)
+            } else {
+                self.count(t)
+            }
+        };
+        let inner = whole.get(at..at + inner_len);
+        let cuts = match (self, inner) {
+            (Tokenizer::O200k | Tokenizer::Cl100k, Some(inner)) => {
+                openai::first_cut(inner).zip(openai::last_cut(inner))
+            }
+            _ => None,
+        };
+        let (Some(inner), Some((first, last))) = (inner, cuts) else {
+            return count(whole);
+        };
+        let middle = &inner[first..last];
+        let specials = self.builtin_specials().unwrap_or(&[]);
+        if first >= last || (special && specials.iter().any(|s| middle.contains(s))) {
+            return count(whole);
+        }
+        let enc = self.openai();
+        let edges = enc.count(&inner[..first]) + enc.count(&inner[last..]);
+        let middle_tokens = inner_tokens.checked_sub(edges).ok_or_else(|| {
+            TokenizerError::Encode("a known count is smaller than its edges".into())
+        })?;
+        Ok(count(&whole[..at + first])? + middle_tokens + count(&whole[at + last..])?)
+    }
+}
+
 impl Tokenizer {
     fn openai(&self) -> &'static openai::Encoding {
         match self {
             Tokenizer::Cl100k => openai::cl100k(),
             _ => openai::o200k(),
         }
+    }
+}
+
+/// [`Tokenizer::count_assembled`]'s walk over the stretches it tokenizes, in text order.
+struct Walk<'a> {
+    enc: &'static openai::Encoding,
+    text: &'a str,
+    marks: &'a [usize],
+    next_mark: usize,
+    /// Token offset of each mark passed so far.
+    offsets: Vec<usize>,
+    /// Tokens before the walk's position.
+    total: usize,
+}
+
+impl Walk<'_> {
+    /// Tokenize text[from..to] (both safe cuts or ends of the text), mapping its marks.
+    fn to(&mut self, from: usize, to: usize) {
+        let first = self.next_mark;
+        while self.next_mark < self.marks.len() && self.marks[self.next_mark] < to {
+            self.next_mark += 1;
+        }
+        let local: Vec<usize> = self.marks[first..self.next_mark]
+            .iter()
+            .map(|m| m - from)
+            .collect();
+        let (mut before, mut m) = (self.total, 0usize);
+        let offsets = &mut self.offsets;
+        self.enc
+            .for_each_span(&self.text[from..to], &local, |end, n| {
+                while m < local.len() && local[m] < end {
+                    offsets.push(before);
+                    m += 1;
+                }
+                before += n;
+            });
+        offsets.resize(offsets.len() + (local.len() - m), before);
+        self.total = before;
     }
 }
 

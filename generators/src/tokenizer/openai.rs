@@ -11,9 +11,10 @@
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
-use bpe_openai::byte_pair_encoding::BytePairEncoding;
 use regex_automata::meta::{Cache, Regex};
 use regex_automata::{Anchored, Input};
+
+use super::ranks::{Ranks, CL100K as CL100K_RANKS, O200K as O200K_RANKS};
 
 /// One OpenAI encoding: its pre-tokenizer and its byte-pair encoding.
 pub(super) struct Encoding {
@@ -23,7 +24,7 @@ pub(super) struct Encoding {
     pre: Regex,
     /// Per pattern: whether its last character is a pseudo look-ahead to drop from the piece.
     lookahead: [bool; 3],
-    bpe: &'static BytePairEncoding,
+    ranks: &'static LazyLock<Ranks>,
 }
 
 /// bpe-openai's rewrite of tiktoken's `\s+(?!\S)`: `\s+\s` with the last character dropped
@@ -42,13 +43,13 @@ static O200K: LazyLock<Encoding> = LazyLock::new(|| {
         "\\s+$",
     ]
     .join("|");
-    Encoding::new(0, &main, &bpe_openai::o200k_base().bpe)
+    Encoding::new(0, &main, &O200K_RANKS)
 });
 
 static CL100K: LazyLock<Encoding> = LazyLock::new(|| {
     // bpe-openai 0.3.2's cl100k_base pattern.
     let main = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$";
-    Encoding::new(1, main, &bpe_openai::cl100k_base().bpe)
+    Encoding::new(1, main, &CL100K_RANKS)
 });
 
 /// o200k_base.
@@ -62,43 +63,88 @@ pub(super) fn cl100k() -> &'static Encoding {
 }
 
 impl Encoding {
-    fn new(slot: usize, main: &str, bpe: &'static BytePairEncoding) -> Self {
+    fn new(slot: usize, main: &str, ranks: &'static LazyLock<Ranks>) -> Self {
         let pre = Regex::new_many(&[main, LOOKAHEAD_PATTERN, WHITESPACE_PATTERN])
             .unwrap_or_else(|e| panic!("the built-in pre-tokenization pattern compiles: {e}"));
         Encoding {
             slot,
             pre,
             lookahead: [false, true, false],
-            bpe,
+            ranks,
         }
     }
 
-    /// Pre-tokenize `text` and call `visit(piece end byte, piece tokens)` for each piece in
-    /// order. Exactly bpe-openai's split and count, without taking a lock.
-    pub(super) fn for_each_piece(&self, text: &str, mut visit: impl FnMut(usize, usize)) {
+    /// Call `visit(span end byte, span tokens)` for consecutive spans of `text` in order: the
+    /// chunks between safe cuts (see [`next_cut`]), each counted through a per-thread cache, so
+    /// that repeated words cost a table lookup and no regex; a chunk with a byte of `marks`
+    /// (ascending) strictly inside it is walked piece by piece instead, so a mark maps to the
+    /// piece it falls in exactly as a plain piece walk maps it.
+    pub(super) fn for_each_span(
+        &self,
+        text: &str,
+        marks: &[usize],
+        mut visit: impl FnMut(usize, usize),
+    ) {
         LOCAL.with(|local| {
             let mut local = local.borrow_mut();
-            let local = &mut local[self.slot];
-            let cache = local.regex.get_or_insert_with(|| self.pre.create_cache());
-            let pieces = local.pieces.get_or_insert_with(PieceCache::new);
-            let mut last = 0usize;
-            while last < text.len() {
-                let end = match self.piece_end(cache, text, last) {
-                    Some(end) => end,
-                    // bpe-openai's iterator stops where no pattern matches (the patterns cover
-                    // every character, so this does not happen).
-                    None => break,
-                };
-                visit(end, pieces.count(self.bpe, &text.as_bytes()[last..end]));
-                last = end;
+            let Local {
+                regex,
+                pieces,
+                chunks,
+            } = &mut local[self.slot];
+            let cache = regex.get_or_insert_with(|| self.pre.create_cache());
+            let pieces = pieces.get_or_insert_with(PieceCache::new);
+            let chunks = chunks.get_or_insert_with(PieceCache::new);
+            let mut next_mark = 0usize;
+            let mut start = 0usize;
+            while start < text.len() {
+                let end = next_cut(text, start);
+                while next_mark < marks.len() && marks[next_mark] <= start {
+                    next_mark += 1;
+                }
+                let chunk = &text[start..end];
+                if next_mark < marks.len() && marks[next_mark] < end {
+                    self.walk_pieces(cache, pieces, chunk, |e, n| visit(start + e, n));
+                } else {
+                    let n = chunks.count(chunk.as_bytes(), |_| {
+                        let mut n = 0usize;
+                        self.walk_pieces(cache, pieces, chunk, |_, k| n += k);
+                        n
+                    });
+                    visit(end, n);
+                }
+                start = end;
             }
         })
+    }
+
+    /// Pre-tokenize `text` and call `visit(piece end byte, piece tokens)` for each piece:
+    /// exactly bpe-openai's split and count, without taking a lock.
+    fn walk_pieces(
+        &self,
+        cache: &mut Cache,
+        pieces: &mut PieceCache,
+        text: &str,
+        mut visit: impl FnMut(usize, usize),
+    ) {
+        let mut last = 0usize;
+        while last < text.len() {
+            let end = match self.piece_end(cache, text, last) {
+                Some(end) => end,
+                // bpe-openai's iterator stops where no pattern matches (the patterns cover
+                // every character, so this does not happen).
+                None => break,
+            };
+            let piece = &text.as_bytes()[last..end];
+            visit(end, pieces.count(piece, |p| self.ranks.count(p)));
+            last = end;
+        }
     }
 
     /// The number of tokens in `text`.
     pub(super) fn count(&self, text: &str) -> usize {
         let mut total = 0usize;
-        self.for_each_piece(text, |_, n| total += n);
+        self.for_each_span(text, &[], |_, n| total += n);
         total
     }
 
@@ -118,11 +164,68 @@ impl Encoding {
     }
 }
 
+/// The first safe cut after `start`: the smallest q > `start` where a space follows a
+/// character that is not whitespace, or the end of `text`.
+///
+/// Both encodings' pre-tokenizers (tiktoken's patterns for o200k_base and cl100k_base, and
+/// bpe-openai's rewrite of them) split text at such a q, and the pieces of text[..q] and
+/// text[q..] are those of each part alone, so counts add there. Why: a match starting before q
+/// that reached past it would take the non-space character at q - 1 and then the space at q in
+/// one match. In every alternative a space can only be the first character of a match (the
+/// optional leading `[^\r\n\p{L}\p{N}]` or ` ` of the letter and punctuation alternatives),
+/// the whitespace alternatives take no other character, and the letter, number, contraction
+/// and punctuation runs after their first character exclude whitespace (`[\r\n/]*` takes
+/// none of a space). So every attempt started before q ends by q in the whole text just as in
+/// text[..q] (the look-ahead `(?!\S)` and `$` are only ever asked about positions before q or
+/// about whitespace runs, which cannot end at a non-space character), and matching from q on
+/// reads only text[q..] (no pattern looks behind). The tests check the cut against whole-text
+/// counts on fuzzed and generated text.
+pub(super) fn next_cut(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut q = start + 1;
+    while q < bytes.len() {
+        if bytes[q] == b' ' && !ends_in_whitespace(&text[..q]) {
+            return q;
+        }
+        q += 1;
+    }
+    bytes.len()
+}
+
+/// The last safe cut of `text` (see [`next_cut`]) other than its end, if any.
+pub(super) fn last_cut(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut q = bytes.len();
+    while q > 1 {
+        q -= 1;
+        if bytes[q] == b' ' && !ends_in_whitespace(&text[..q]) {
+            return Some(q);
+        }
+    }
+    None
+}
+
+/// The first safe cut of `text` other than its start and end, if any.
+pub(super) fn first_cut(text: &str) -> Option<usize> {
+    Some(next_cut(text, 0)).filter(|&q| q < text.len())
+}
+
+/// Whether the last character of `text` is whitespace (`\s`, Unicode White_Space).
+fn ends_in_whitespace(text: &str) -> bool {
+    match text.as_bytes().last() {
+        Some(&b) if b < 0x80 => matches!(b, b'\t'..=b'\r' | b' '),
+        _ => text.chars().next_back().is_some_and(char::is_whitespace),
+    }
+}
+
 /// Per-thread state, per encoding: the regex's scratch space and the piece-count cache.
 #[derive(Default)]
 struct Local {
     regex: Option<Cache>,
+    /// Token counts of pieces (byte-pair encoded alone).
     pieces: Option<PieceCache>,
+    /// Token counts of chunks between safe cuts (pre-tokenized and encoded alone).
+    chunks: Option<PieceCache>,
 }
 
 thread_local! {
@@ -174,9 +277,10 @@ impl PieceCache {
         }
     }
 
-    fn count(&mut self, bpe: &BytePairEncoding, piece: &[u8]) -> usize {
+    /// The count of `piece`, from the table or from `compute` (then remembered).
+    fn count(&mut self, piece: &[u8], compute: impl FnOnce(&[u8]) -> usize) -> usize {
         let n = piece.len();
-        // Every byte is a token of these encodings.
+        // Every byte is a token of these encodings, and a one-byte text is one piece.
         if n <= 1 {
             n
         } else if n <= SHORT_BYTES {
@@ -191,7 +295,7 @@ impl PieceCache {
                     return (entry >> 8) as u8 as usize;
                 }
             }
-            let count = bpe.count(piece);
+            let count = compute(piece);
             // A piece of at most 14 bytes has at most 14 tokens: the count fits its byte.
             set.0.copy_within(..WAYS - 1, 1);
             set.0[0] = key | ((count as u128) << 8);
@@ -202,13 +306,13 @@ impl PieceCache {
             if key[0] as usize == n && &key[1..=n] == piece {
                 return self.long_counts[slot] as usize;
             }
-            let count = bpe.count(piece);
+            let count = compute(piece);
             key[0] = n as u8;
             key[1..=n].copy_from_slice(piece);
             self.long_counts[slot] = count as u8;
             count
         } else {
-            bpe.count(piece)
+            compute(piece)
         }
     }
 }
@@ -233,20 +337,24 @@ mod tests {
     use super::*;
     use crate::haystack::{Haystack, HaystackKind};
     use crate::rng::{Rng, Stream};
-    use crate::tokenizer::Tokenizer;
+    use crate::tokenizer::{Known, Tokenizer};
     use proptest::prelude::*;
 
-    /// Our pieces of `text` (by their end bytes) and their counts.
+    /// Our pieces of `text` (by their end bytes) and their counts, walked without the chunk
+    /// cache.
     fn ours(enc: &Encoding, text: &str) -> (Vec<usize>, usize) {
         let (mut ends, mut total) = (Vec::new(), 0usize);
-        enc.for_each_piece(text, |end, n| {
+        let mut cache = enc.pre.create_cache();
+        let mut pieces = PieceCache::new();
+        enc.walk_pieces(&mut cache, &mut pieces, text, |end, n| {
             ends.push(end);
             total += n;
         });
         (ends, total)
     }
 
-    /// The previous path, bpe-openai's own split and count, and tiktoken-rs's count.
+    /// The previous path, bpe-openai's own split and count, and tiktoken-rs's count; and at
+    /// every safe cut, the reference counts of the two sides add up to the whole.
     fn check(text: &str) {
         for (enc, reference, tiktoken) in [
             (
@@ -270,10 +378,52 @@ mod tests {
                 .collect();
             let (ends, total) = ours(enc, text);
             assert_eq!(ends, want, "pieces of {text:?}");
-            // Twice: the second count reads the piece caches.
             assert_eq!(total, reference.count(text), "count of {text:?}");
+            // Twice: the second count reads the chunk and piece caches.
+            assert_eq!(enc.count(text), total, "chunked count of {text:?}");
             assert_eq!(enc.count(text), total, "cached count of {text:?}");
             assert_eq!(total, tiktoken.count_ordinary(text), "tiktoken of {text:?}");
+            // Each cut is checked against two fresh counts; long texts are checked in slices.
+            let mut start = 0usize;
+            while start < text.len() && text.len() <= 4096 {
+                let cut = next_cut(text, start);
+                assert!(
+                    cut == text.len() || want.contains(&cut),
+                    "a piece spans the cut at {cut} of {text:?}"
+                );
+                let (left, right) = text.split_at(cut);
+                assert_eq!(
+                    tiktoken.count_ordinary(left) + tiktoken.count_ordinary(right),
+                    total,
+                    "counts do not add at the cut at {cut} of {text:?}"
+                );
+                start = cut;
+            }
+            // Marks anywhere map as the piece walk maps them.
+            let marks: Vec<usize> = (0..=text.len()).step_by(3).collect();
+            let mut got = Vec::new();
+            let mut before = 0usize;
+            let mut m = 0usize;
+            enc.for_each_span(text, &marks, |end, n| {
+                while m < marks.len() && marks[m] < end {
+                    got.push(before);
+                    m += 1;
+                }
+                before += n;
+            });
+            let mut reference_offsets = Vec::new();
+            let (mut before, mut m, mut last) = (0usize, 0usize, 0usize);
+            for &end in &ends {
+                while m < marks.len() && marks[m] < end {
+                    reference_offsets.push(before);
+                    m += 1;
+                }
+                before += reference.bpe.count(&text.as_bytes()[last..end]);
+                last = end;
+            }
+            got.resize(marks.len(), total);
+            reference_offsets.resize(marks.len(), total);
+            assert_eq!(got, reference_offsets, "mark offsets in {text:?}");
         }
     }
 
@@ -425,6 +575,124 @@ mod tests {
         }
     }
 
+    /// A random text of `parts` stretches: fragments, words and generated sentences behind
+    /// random separators, so stretch edges fall on cuts and off them.
+    fn random_parts(rng: &mut Rng, prose: &[String], parts: usize) -> Vec<String> {
+        const SEPS: &[&str] = &["", " ", " ", " ", "\n\n", "\n", "  ", "\t", "\u{a0}"];
+        (0..parts)
+            .map(|_| {
+                let sep = SEPS[rng.below(SEPS.len() as u64) as usize];
+                let body: String = match rng.below(3) {
+                    0 => FRAGMENTS[rng.below(FRAGMENTS.len() as u64) as usize].to_string(),
+                    1 => prose[rng.below(prose.len() as u64) as usize].clone(),
+                    _ => (0..1 + rng.below(4))
+                        .map(|_| FRAGMENTS[rng.below(FRAGMENTS.len() as u64) as usize])
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                };
+                format!("{sep}{body}")
+            })
+            .collect()
+    }
+
+    fn prose_sentences() -> Vec<String> {
+        let tok = Tokenizer::O200k;
+        let hay = Haystack::prepare(HaystackKind::Generated, None, &tok).unwrap();
+        let mut stream = hay
+            .stream(&tok, Rng::from_seed_u64(3, Stream::Haystack), None)
+            .unwrap();
+        (0..300)
+            .map(|_| stream.next_unit().unwrap().text.into_owned())
+            .collect()
+    }
+
+    /// Thousands of assembled texts with random known stretches and marks: the count reusing
+    /// the stretches' counts equals a full count, and every mark maps to the same token.
+    #[test]
+    fn assembled_counts_equal_full_counts() {
+        let prose = prose_sentences();
+        let mut rng = Rng::from_seed_u64(12, Stream::Haystack);
+        for tok in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            for case in 0..3000 {
+                let n = 1 + rng.below(12) as usize;
+                let parts = random_parts(&mut rng, &prose, n);
+                let text = parts.concat();
+                let mut known = Vec::new();
+                let mut at = 0usize;
+                for part in &parts {
+                    if rng.below(3) > 0 {
+                        let tokens = tok.count(part).unwrap();
+                        known.push(Known {
+                            start: at,
+                            end: at + part.len(),
+                            tokens,
+                        });
+                    }
+                    at += part.len();
+                }
+                let mut marks: Vec<usize> = (0..rng.below(6))
+                    .map(|_| rng.below(text.len() as u64 + 1) as usize)
+                    .filter(|&m| text.is_char_boundary(m))
+                    .collect();
+                if case % 2 == 0 {
+                    // Marks on the stretch edges, as the fitter places them.
+                    marks.extend(known.iter().map(|k| k.start));
+                }
+                marks.sort_unstable();
+                let want = tok.count_with_marks(&text, &marks).unwrap();
+                let got = tok.count_assembled(&text, &known, &marks).unwrap();
+                assert_eq!(got, want, "{} {text:?} {known:?} {marks:?}", tok.id());
+            }
+        }
+    }
+
+    /// What surrounds a counted text (an answer prefix, a chat template with special tokens)
+    /// is counted at the edges only, and equals a full count.
+    #[test]
+    fn counts_around_a_known_text_equal_full_counts() {
+        let prose = prose_sentences();
+        let mut rng = Rng::from_seed_u64(13, Stream::Haystack);
+        const AROUND: &[&str] = &[
+            "",
+            " ",
+            "\n",
+            "\n\n",
+            "Answer:",
+            " Answer:",
+            "\nAnswer: The code is",
+            "<|endoftext|>",
+            "<|im_start|>user\n",
+            "<|im_end|>\n<|im_start|>assistant\n",
+            "'s",
+            "123",
+            "\u{a0}",
+        ];
+        for tok in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            for _ in 0..3000 {
+                let n = 1 + rng.below(8) as usize;
+                let mut inner = random_parts(&mut rng, &prose, n).concat();
+                if rng.below(8) == 0 {
+                    inner.push_str(" <|endoftext|> tail");
+                }
+                let pick = |rng: &mut Rng| AROUND[rng.below(AROUND.len() as u64) as usize];
+                let (before, after) = (pick(&mut rng), pick(&mut rng));
+                let whole = format!("{before}{inner}{after}");
+                for special in [false, true] {
+                    let inner_tokens = tok.count(&inner).unwrap();
+                    let want = if special {
+                        tok.count_special(&whole).unwrap()
+                    } else {
+                        tok.count(&whole).unwrap()
+                    };
+                    let got = tok
+                        .count_around(&whole, before.len(), inner.len(), inner_tokens, special)
+                        .unwrap();
+                    assert_eq!(got, want, "{} special {special}: {whole:?}", tok.id());
+                }
+            }
+        }
+    }
+
     /// More distinct pieces than the caches hold, counted twice: evicted and colliding pieces
     /// are recounted, never mixed up.
     #[test]
@@ -441,7 +709,7 @@ mod tests {
         for enc in [o200k(), cl100k()] {
             for _ in 0..2 {
                 for w in &words {
-                    assert_eq!(enc.count(w), enc.bpe.count(w.as_bytes()), "{w}");
+                    assert_eq!(enc.count(w), enc.ranks.count(w.as_bytes()), "{w}");
                 }
             }
         }
