@@ -8,7 +8,7 @@
 
 use crate::haystack::{Unit, UnitStream};
 use crate::template::Frame;
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::{Known, Tokenizer};
 use crate::GenError;
 
 /// How far below the budget a fitted prompt may fall: max(16 tokens, 0.2 % of the budget).
@@ -236,6 +236,8 @@ pub fn fit_placed(
         let mut order: Vec<usize> = (0..needles.len()).collect();
         order.sort_by_key(|&i| (boundary_of[i], i));
         let mut next_needle = 0usize;
+        // Units placed whole, with their separators, keep their counts.
+        let mut known: Vec<Known> = Vec::with_capacity(n);
         let push = |input: &mut String, text: &str, sep_len: usize| {
             if input.len() == ctx_start {
                 input.push_str(&text[sep_len..]);
@@ -256,7 +258,15 @@ pub fn fit_placed(
                 next_needle += 1;
             }
             if b < n {
+                let start = input.len();
                 push(&mut input, &units[b].text, units[b].sep_len);
+                if units[b].alone && input.len() - start == units[b].text.len() {
+                    known.push(Known {
+                        start,
+                        end: input.len(),
+                        tokens: units[b].tokens,
+                    });
+                }
             } else if b == n && tail_bytes > 0 {
                 push(&mut input, &tail.unit.text[..tail_bytes], tail.unit.sep_len);
             }
@@ -264,7 +274,14 @@ pub fn fit_placed(
         let ctx_end = input.len();
         input.push_str(&frame.suffix);
 
-        let fitted = measure(tok, frame, input, ctx_start, ctx_end, &needle_marks)?;
+        let fitted = measure(
+            tok,
+            frame,
+            input,
+            (ctx_start, ctx_end),
+            &needle_marks,
+            &known,
+        )?;
         let length = fitted.prompt_tokens;
         if length <= budget && length + tol >= budget {
             return Ok(fitted);
@@ -393,18 +410,18 @@ pub fn render_joined(
         .iter()
         .filter_map(|&i| spans.get(i).copied())
         .collect();
-    measure(tok, frame, input, ctx_start, ctx_end, &marks)
+    measure(tok, frame, input, (ctx_start, ctx_end), &marks, &[])
 }
 
-/// Count `input` once and turn byte spans into token offsets and depths; count what the model
-/// reads around it once more when that is more than `input`.
+/// Count `input` (reusing the counts of the `known` ranges) and turn byte spans into token
+/// offsets and depths; count what the model reads around it when that is more than `input`.
 fn measure(
     tok: &Tokenizer,
     frame: &Frame,
     input: String,
-    ctx_start: usize,
-    ctx_end: usize,
+    (ctx_start, ctx_end): (usize, usize),
     needle_marks: &[(usize, usize)],
+    known: &[Known],
 ) -> Result<Fitted, GenError> {
     let mut sorted: Vec<usize> = Vec::with_capacity(2 + 2 * needle_marks.len());
     sorted.push(ctx_start);
@@ -414,7 +431,7 @@ fn measure(
         sorted.push(e);
     }
     sorted.sort_unstable();
-    let (length, offs) = tok.count_with_marks(&input, &sorted)?;
+    let (length, offs) = tok.count_assembled(&input, known, &sorted)?;
     let offset_of = |byte: usize| offs[sorted.partition_point(|&m| m < byte)];
     let context_offset = offset_of(ctx_start);
     let context_tokens = offset_of(ctx_end).saturating_sub(context_offset);
@@ -432,11 +449,7 @@ fn measure(
             (before as f64 / others as f64 * 100.0).min(100.0)
         });
     }
-    let prompt_tokens = if frame.reads_only_input() {
-        length
-    } else {
-        frame.model_tokens(tok, &input)?
-    };
+    let prompt_tokens = frame.model_tokens_around(tok, &input, length)?;
     Ok(Fitted {
         input,
         length,

@@ -92,6 +92,30 @@ impl Frame {
         }
     }
 
+    /// [`Frame::model_tokens`] for an `input` already counted (`input_tokens`): only the
+    /// edges of the input are counted again with what the model reads around it.
+    pub fn model_tokens_around(
+        &self,
+        tok: &Tokenizer,
+        input: &str,
+        input_tokens: usize,
+    ) -> Result<usize, GenError> {
+        let Some(prompt) = self.model_prompt(input)? else {
+            return Ok(input_tokens);
+        };
+        let special = self.reader.chat.is_some();
+        let at = if prompt.starts_with(input) {
+            Some(0)
+        } else {
+            prompt.find(input)
+        };
+        Ok(match at {
+            Some(at) => tok.count_around(&prompt, at, input.len(), input_tokens, special)?,
+            None if special => tok.count_special(&prompt)?,
+            None => tok.count(&prompt)?,
+        })
+    }
+
     /// Tokens of everything but the context, as the model reads it.
     pub fn fixed_tokens(&self, tok: &Tokenizer) -> Result<usize, GenError> {
         self.model_tokens(tok, &format!("{}{}", self.prefix, self.suffix))

@@ -43,6 +43,10 @@ pub struct Unit<'a> {
     pub sep_len: usize,
     /// Tokens of `text`, counted once.
     pub tokens: usize,
+    /// Whether `tokens` is the count of `text` tokenized alone. Generated units are counted in
+    /// batches, so a unit whose edge is not a cut where counts add carries its join's tokens;
+    /// the fitter reuses only counts of units alone.
+    pub alone: bool,
 }
 
 impl<'a> Unit<'a> {
@@ -54,6 +58,7 @@ impl<'a> Unit<'a> {
             text: Cow::Owned(text),
             sep_len: sep.len(),
             tokens,
+            alone: true,
         })
     }
 }
@@ -173,6 +178,7 @@ impl CountedCorpus {
             text: Cow::Borrowed(text),
             sep_len: *sep_len,
             tokens: self.tokens[i] as usize,
+            alone: true,
         }
     }
 }
@@ -278,6 +284,7 @@ impl Haystack {
             text: Cow::Owned(text),
             sep_len: SPACE.len(),
             tokens,
+            alone: true,
         })
     }
 
@@ -560,6 +567,8 @@ impl<'a> UnitStream<'a> {
                 text: Cow::Owned(joined[starts[k]..end].to_string()),
                 sep_len: seps[k],
                 tokens,
+                alone: self.tok.counts_add_at(&joined, starts[k])
+                    && self.tok.counts_add_at(&joined, end),
             };
             self.buffer.push_back((unit, skipped[k]));
         }
@@ -574,6 +583,7 @@ impl<'a> UnitStream<'a> {
                 text: Cow::Borrowed(tail.text.as_ref()),
                 sep_len: tail.sep_len,
                 tokens: tail.tokens,
+                alone: tail.alone,
             })),
             _ => Ok(None),
         }

@@ -95,7 +95,15 @@ fn word_spans(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
     let mut last: Option<char> = None;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        if c.is_alphanumeric() {
+        // ASCII, nearly every character of prose: the same test and lower-casing, without the
+        // Unicode tables.
+        if c.is_ascii_alphanumeric() {
+            let lowered = c.to_ascii_lowercase();
+            lower.push(lowered);
+            last = Some(lowered);
+            continue;
+        }
+        if !c.is_ascii() && c.is_alphanumeric() {
             lower.extend(c.to_lowercase());
             last = lower.chars().next_back();
             continue;
