@@ -1,12 +1,13 @@
 //! The generation pipeline: instances made in parallel, written in order, memory bounded.
 
-use std::sync::mpsc::sync_channel;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use anyhow::{Context, Result};
 use needlework_generators::fresh::no_context_control;
 use needlework_generators::hash::{content_hash, Provenance};
 use needlework_generators::{canonical_json, Cell, GenError, Instance, Run, Task};
-use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::command::canonical_command;
@@ -156,55 +157,114 @@ fn generate_one(task: &dyn Task, run: &Run, cell: &Cell) -> Result<Instance> {
     })
 }
 
-/// How many rows to generate per parallel batch: enough to keep every thread busy, few enough
-/// that a batch of the longest instances stays around 256 MiB.
+/// How many rows may be made ahead of the writer: enough to keep every thread busy, few enough
+/// that that many of the longest instances stay around 256 MiB.
 pub fn batch_size(recipe: &Recipe, threads: usize) -> usize {
     let longest = recipe.lengths.iter().copied().max().unwrap_or(1).max(1) as usize;
     let by_memory = (256usize << 20) / (longest * 8);
     by_memory.clamp(threads, 512.max(threads))
 }
 
-/// Run `produce` for rows `0..n` in parallel batches, handing each batch, in order, to
-/// `consume` on another thread while the next batch is produced.
+/// Rows made but not yet written, shared by the workers and the writer.
+struct InFlight<T> {
+    /// Results by row, waiting for every row before them.
+    ready: BTreeMap<u64, Result<T>>,
+    /// The next row the writer takes.
+    next_write: u64,
+    /// Set when the writer stops (an error): workers stop taking rows.
+    stopped: bool,
+}
+
+/// Run `produce` for rows `0..n` on the pool's threads and hand each result, in row order, to
+/// `consume` on another thread as soon as it and every row before it are ready. Workers take
+/// rows in order and never run more than `window` rows ahead of the writer, so memory is
+/// bounded by `window` results whatever `n`, and no thread waits for a whole batch: the writer
+/// works while rows are made. The first error in row order is returned.
 pub fn pipeline<T: Send>(
     pool: &rayon::ThreadPool,
     n: u64,
-    batch: usize,
+    window: usize,
     produce: impl Fn(u64) -> Result<T> + Sync,
-    mut consume: impl FnMut(Vec<T>) -> Result<()> + Send,
+    mut consume: impl FnMut(T) -> Result<()> + Send,
 ) -> Result<()> {
-    let (tx, rx) = sync_channel::<Vec<T>>(1);
+    let window = window.max(1) as u64;
+    let state = Mutex::new(InFlight {
+        ready: BTreeMap::new(),
+        next_write: 0,
+        stopped: false,
+    });
+    let (made, room) = (Condvar::new(), Condvar::new());
+    let next_row = AtomicU64::new(0);
+    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
     std::thread::scope(|scope| {
-        let consumer = scope.spawn(move || -> Result<()> {
-            for items in rx {
-                consume(items)?;
+        let writer = scope.spawn(|| -> Result<()> {
+            // However the writer ends (done, an error, a panic), workers waiting for room stop.
+            struct Stop<'a, F: Fn()>(&'a F);
+            impl<F: Fn()> Drop for Stop<'_, F> {
+                fn drop(&mut self) {
+                    (self.0)()
+                }
+            }
+            let stop = || {
+                lock().stopped = true;
+                room.notify_all();
+            };
+            let _stop = Stop(&stop);
+            for k in 0..n {
+                let item = {
+                    let mut s = lock();
+                    loop {
+                        if let Some(item) = s.ready.remove(&k) {
+                            break item;
+                        }
+                        s = made.wait(s).unwrap_or_else(|e| e.into_inner());
+                    }
+                };
+                {
+                    let mut s = lock();
+                    s.next_write = k + 1;
+                    room.notify_all();
+                }
+                item.and_then(&mut consume)?;
             }
             Ok(())
         });
-        let mut start = 0u64;
-        let mut produced: Result<()> = Ok(());
-        while start < n {
-            let end = (start + batch as u64).min(n);
-            let items: Result<Vec<T>> =
-                pool.install(|| (start..end).into_par_iter().map(&produce).collect());
-            match items {
-                Ok(items) => {
-                    if tx.send(items).is_err() {
-                        break; // the consumer failed; its error is reported below
+        pool.scope(|workers| {
+            for _ in 0..pool.current_num_threads() {
+                workers.spawn(|_| loop {
+                    let k = next_row.fetch_add(1, Ordering::Relaxed);
+                    if k >= n {
+                        return;
                     }
-                }
-                Err(e) => {
-                    produced = Err(e);
-                    break;
-                }
+                    {
+                        let mut s = lock();
+                        while !s.stopped && k >= s.next_write + window {
+                            s = room.wait(s).unwrap_or_else(|e| e.into_inner());
+                        }
+                        if s.stopped {
+                            return;
+                        }
+                    }
+                    // A panic is a bug, but must not leave the writer waiting for this row.
+                    let item =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| produce(k)))
+                            .unwrap_or_else(|_| {
+                                Err(anyhow::anyhow!("internal error: row {k} panicked"))
+                            });
+                    let failed = item.is_err();
+                    lock().ready.insert(k, item);
+                    made.notify_one();
+                    if failed {
+                        // Rows after a failed one are never written.
+                        next_row.store(n, Ordering::Relaxed);
+                        return;
+                    }
+                });
             }
-            start = end;
-        }
-        drop(tx);
-        let consumed = consumer
+        });
+        writer
             .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the writer thread panicked")));
-        produced.and(consumed)
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the writer thread panicked")))
     })
 }
 
@@ -328,8 +388,8 @@ pub fn write_parts(
                 hi - lo,
                 batch_size(recipe, threads),
                 |k| make_rows(plan, task.as_ref(), &cell_at(recipe, first + k)),
-                |batch| {
-                    for row in batch.into_iter().flatten() {
+                |rows| {
+                    for row in rows {
                         progress.advance(row.instance.length);
                         dataset_hash.update(row.content_hash.as_bytes());
                         writer.push(row)?;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
 use arrow::array::{
-    ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, Int64Builder, LargeStringArray,
-    ListBuilder, RecordBatch, StringArray, StringBuilder,
+    ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, Int64Builder, ListBuilder,
+    RecordBatch, StringArray, StringBuilder,
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use needlework_generators::{Instance, Metric};
@@ -77,7 +77,10 @@ fn string_lists<'a>(rows: &'a [Row], get: impl Fn(&'a Row) -> &'a [String]) -> A
 }
 
 /// Rows as one record batch.
-pub fn to_batch(rows: &[Row], canary: &str) -> Result<RecordBatch> {
+///
+/// The `input` column comes built: the writer appends each prompt as its row arrives, while
+/// later rows are being made, and frees the row's copy; the rows' own `input` is not read.
+pub fn to_batch_with_input(rows: &[Row], input: ArrayRef, canary: &str) -> Result<RecordBatch> {
     fn i(r: &Row) -> &Instance {
         &r.instance
     }
@@ -95,9 +98,7 @@ pub fn to_batch(rows: &[Row], canary: &str) -> Result<RecordBatch> {
         strings(rows.iter().map(|r| r.id.as_str())),
         strings(rows.iter().map(|r| i(r).task.as_str())),
         strings(rows.iter().map(|r| i(r).variant.as_str())),
-        Arc::new(LargeStringArray::from_iter_values(
-            rows.iter().map(|r| i(r).input.as_str()),
-        )),
+        input,
         strings(rows.iter().map(|r| i(r).question.as_str())),
         strings(rows.iter().map(|r| i(r).answer_prefix.as_str())),
         strings(rows.iter().map(|r| i(r).target.as_str())),

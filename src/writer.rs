@@ -6,15 +6,17 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use arrow::array::LargeStringBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
+use std::sync::Arc;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::manifest::FileEntry;
-use crate::schema::{schema, to_batch, Row};
+use crate::schema::{schema, to_batch_with_input, Row};
 use crate::usage::usage;
 
 /// A row group is closed once its rows hold this many bytes of text.
@@ -318,6 +320,8 @@ pub struct ShardWriter {
     jsonl: bool,
     current: Option<OpenFile>,
     pending: Vec<Row>,
+    /// The `input` column of the pending rows, built as they arrive (their own copies freed).
+    pending_input: LargeStringBuilder,
     pending_bytes: usize,
     parts: Vec<ClosedFile>,
     rows: u64,
@@ -400,6 +404,7 @@ impl ShardWriter {
             jsonl: layout.jsonl,
             current: None,
             pending: Vec::new(),
+            pending_input: LargeStringBuilder::new(),
             pending_bytes: 0,
             parts: Vec::new(),
             rows: 0,
@@ -470,6 +475,9 @@ impl ShardWriter {
         }
         cur.rows += 1;
         cur.bytes += size as u64;
+        let mut row = row;
+        self.pending_input.append_value(&row.instance.input);
+        row.instance.input = String::new();
         self.pending.push(row);
         self.pending_bytes += size;
         let file_full = match self.rows_per_file {
@@ -489,7 +497,8 @@ impl ShardWriter {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let batch = to_batch(&self.pending, &self.canary)?;
+        let input = Arc::new(self.pending_input.finish());
+        let batch = to_batch_with_input(&self.pending, input, &self.canary)?;
         if let Some(cur) = self.current.as_mut() {
             cur.parquet.write(&batch)?;
             cur.parquet.flush()?;
