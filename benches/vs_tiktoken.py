@@ -2,6 +2,7 @@
 
     cargo build --release && python3 benches/vs_tiktoken.py [--threads 2] [--repeats 3]
         [--tokens 2000000] [--lengths 4k,32k,128k,1m] [--encodings o200k,cl100k] [--baseline PATH]
+        [--tasks niah,needlechain,babilong,sort,arith,vt,cwe,fwe] [--task-length 32k]
 
 For each encoding and length, `gen niah` writes about TOKENS tokens of prompts (text generated,
 counted exactly, zstd Parquet and manifest written) on THREADS threads; the prompts are read back
@@ -11,7 +12,10 @@ ratio = tiktoken seconds / gen seconds, so above 1.0 means gen produces the data
 tiktoken can count it. With `--baseline PATH` another gen binary (say, an older build) is run
 interleaved too and reported beside it. Every line carries the 1-minute load average, since a
 shared machine's numbers mean little without it. tiktoken's counts are checked against the rows'
-`length`. This is a benchmark, not a test: nothing fails on speed.
+`length`. A second table runs each of TASKS (default: every task but posgen, which does not
+measure haystack text, and qa, which needs a data file) at TASK-LENGTH with o200k, interleaved
+with niah, and reports tokens per second, the share of niah's tokens per second (medians) and
+gen/tiktoken. This is a benchmark, not a test: nothing fails on speed.
 """
 import json
 import os
@@ -36,8 +40,22 @@ def load():
     return os.getloadavg()[0]
 
 
-def gen_seconds(binary, enc, length, samples, threads, out):
-    args = [binary, "niah", "--len", length, "--samples", str(samples), "--tokenizer", enc,
+# The command of each task in the per-task table: the shapes throughput.py benchmarks, and
+# RULER's synthetic tasks with their defaults.
+TASKS = {
+    "niah": ["niah"],
+    "needlechain": ["needlechain", "--order", "shuffled"],
+    "babilong": ["babilong", "--task", "qa2"],
+    "sort": ["sort"],
+    "arith": ["arith", "--op", "sum", "--count", "20"],
+    "vt": ["vt"],
+    "cwe": ["cwe"],
+    "fwe": ["fwe"],
+}
+
+
+def gen_seconds(binary, enc, length, samples, threads, out, task=("niah",)):
+    args = [binary, *task, "--len", length, "--samples", str(samples), "--tokenizer", enc,
             "--threads", str(threads), "--out", out, "--force", "-q"]
     start = time.perf_counter()
     subprocess.run(args, check=True)
@@ -104,8 +122,41 @@ def main():
                     b = statistics.median(base_t)
                     row += f" {b:.3f} | {t / b:.2f} | {b / g:.2f}× |"
                 print(row + f" {min(loads):.1f}–{max(loads):.1f} |", flush=True)
+        task_table(work, threads, repeats, tokens)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def task_table(work, threads, repeats, tokens):
+    import tiktoken
+
+    tasks = arg("--tasks", ",".join(TASKS)).split(",")
+    length = arg("--task-length", "32k")
+    samples = max(1, round(tokens / SIZES[length]))
+    tk = tiktoken.get_encoding("o200k_base")
+    print(f"\nper task at {length}, o200k, {threads} threads, {samples} samples, median of {repeats} interleaved runs")
+    print("| task | gen s | gen M tokens/s | share of niah | gen/tiktoken | load |")
+    print("|---|---|---|---|---|---|")
+    times = {t: [] for t in ["niah"] + [t for t in tasks if t != "niah"]}
+    tk_times = {t: [] for t in times}
+    counted = {}
+    loads = []
+    for _ in range(repeats):
+        for task in times:
+            out = os.path.join(work, f"task-{task}")
+            loads.append(load())
+            times[task].append(gen_seconds(GEN, "o200k", length, samples, threads, out, TASKS[task]))
+            texts, want = prompts(out)
+            start = time.perf_counter()
+            got = [len(ids) for ids in tk.encode_ordinary_batch(texts, num_threads=threads)]
+            tk_times[task].append(time.perf_counter() - start)
+            if got != want:
+                sys.exit(f"{task}: tiktoken's counts differ from the rows' length")
+            counted[task] = sum(want)
+    rate = {t: counted[t] / statistics.median(times[t]) for t in times}
+    for t in times:
+        g, k = statistics.median(times[t]), statistics.median(tk_times[t])
+        print(f"| {t} | {g:.3f} | {rate[t] / 1e6:.2f} | {rate[t] / rate['niah']:.0%} | {k / g:.2f} | {min(loads):.1f}–{max(loads):.1f} |", flush=True)
 
 
 if __name__ == "__main__":
