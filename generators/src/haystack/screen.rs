@@ -16,6 +16,9 @@ pub struct Screen {
     words: BTreeSet<String>,
     /// Longer terms as word sequences, indexed by their first word.
     phrases: BTreeMap<String, Vec<Vec<String>>>,
+    /// Bit min(n, 63) is set when a one-word term or a phrase's first word has n bytes: most
+    /// words of a unit are rejected by length before any set lookup.
+    lengths: u64,
 }
 
 impl Screen {
@@ -38,9 +41,11 @@ impl Screen {
         match words.len() {
             0 => {}
             1 => {
+                self.lengths |= length_bit(&words[0]);
                 self.words.insert(words.remove(0));
             }
             _ => {
+                self.lengths |= length_bit(&words[0]);
                 let first = words[0].clone();
                 self.phrases.entry(first).or_default().push(words);
             }
@@ -65,15 +70,21 @@ impl Screen {
         let word = |&(a, b): &(usize, usize)| &lower[a..b];
         spans.iter().enumerate().any(|(i, span)| {
             let w = word(span);
-            self.words.contains(w)
-                || self.phrases.get(w).is_some_and(|list| {
-                    list.iter().any(|p| {
-                        spans.len() - i >= p.len()
-                            && p.iter().zip(&spans[i..]).all(|(pw, s)| word(s) == pw)
-                    })
-                })
+            self.lengths & length_bit(w) != 0
+                && (self.words.contains(w)
+                    || self.phrases.get(w).is_some_and(|list| {
+                        list.iter().any(|p| {
+                            spans.len() - i >= p.len()
+                                && p.iter().zip(&spans[i..]).all(|(pw, s)| word(s) == pw)
+                        })
+                    }))
         })
     }
+}
+
+/// A word's bit in [`Screen::lengths`].
+fn length_bit(word: &str) -> u64 {
+    1 << word.len().min(63)
 }
 
 /// The lower-cased words of `text`: maximal runs of letters and digits, where digit groups

@@ -484,11 +484,12 @@ fn parse_alternative(alt: &str, rules: &BTreeMap<String, usize>) -> Result<Vec<P
 fn finish_sentence(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len() + 4);
     let mut capital = true;
-    let mut chars = raw.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
+    let mut i = 0usize;
+    while let Some(c) = raw[i..].chars().next() {
+        let after = i + c.len_utf8();
         match c {
             ARTICLE_MARK => {
-                let next_word = raw[i + c.len_utf8()..]
+                let next_word = raw[after..]
                     .trim_start_matches([' ', CAP_MARK, ARTICLE_MARK])
                     .split([' ', ',', '.'])
                     .next()
@@ -507,7 +508,7 @@ fn finish_sentence(raw: &str) -> String {
             }
             CAP_MARK => capital = true,
             ' ' => {
-                let next = chars.peek().map(|&(_, n)| n);
+                let next = raw[after..].chars().next();
                 let skip = out.is_empty()
                     || out.ends_with(' ')
                     || out.ends_with('"') && out.matches('"').count() % 2 == 1
@@ -521,6 +522,18 @@ fn finish_sentence(raw: &str) -> String {
                 out.extend(c.to_uppercase());
                 capital = false;
             }
+            _ if !capital => {
+                // Up to the next space or mark nothing changes state (a character is copied
+                // as it is): copy the run whole. The three are ASCII, so a byte search finds
+                // a character boundary.
+                let run = raw.as_bytes()[i..]
+                    .iter()
+                    .position(|&b| b == b' ' || b == ARTICLE_MARK as u8 || b == CAP_MARK as u8)
+                    .unwrap_or(raw.len() - i);
+                out.push_str(&raw[i..i + run]);
+                i += run;
+                continue;
+            }
             _ => {
                 if c.is_alphanumeric() {
                     capital = false;
@@ -528,6 +541,7 @@ fn finish_sentence(raw: &str) -> String {
                 out.push(c);
             }
         }
+        i = after;
     }
     if !out.ends_with(['.', '?', '!', '"']) {
         out.push('.');
