@@ -46,7 +46,7 @@ TASKS = {
     "niah": ["niah"],
     "needlechain": ["needlechain", "--order", "shuffled"],
     "babilong": ["babilong", "--task", "qa2"],
-    "sort": ["sort"],
+    "sort": ["sort", "--digits", "1..6"],
     "arith": ["arith", "--op", "sum", "--count", "20"],
     "vt": ["vt"],
     "cwe": ["cwe"],

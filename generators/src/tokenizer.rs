@@ -284,8 +284,8 @@ impl Tokenizer {
     /// unit's count, so a prompt is counted at the joins alone.
     ///
     /// For the OpenAI encodings the inside of a known range, between its first and last safe cut
-    /// (a space after a character that is not whitespace, where pieces never span and counts
-    /// add), is taken from its count; everything else (the edges of each range, the text
+    /// (see [`Tokenizer::counts_add_at`]: pieces never span one, and counts add there), is
+    /// taken from its count; everything else (the edges of each range, the text
     /// between ranges) is tokenized. Marks inside that inside would need its pieces, so a range
     /// holding one is tokenized whole. Other tokenizers count the whole text: they give no
     /// such guarantee. The tests hold the result equal to a full count.
@@ -340,14 +340,15 @@ impl Tokenizer {
 
     /// Whether the count of `text` is the count of `text[..at]` plus that of `text[at..]`,
     /// by a rule proven for the tokenizer: true at the ends, and for the OpenAI encodings at
-    /// a space after a character that is not whitespace. False where nothing is proven.
+    /// a space after a character that is not whitespace or after a line feed a character that
+    /// is neither whitespace nor `/`. False where nothing is proven.
     pub fn counts_add_at(&self, text: &str, at: usize) -> bool {
         if at == 0 || at == text.len() {
             return true;
         }
         matches!(self, Tokenizer::O200k | Tokenizer::Cl100k)
             && text.is_char_boundary(at)
-            && openai::next_cut(text, at - 1) == at
+            && openai::is_cut(text, at)
     }
 
     /// Tokens of `whole`, which holds at byte `at` a text of `inner_len` bytes whose count is

@@ -166,45 +166,53 @@ impl Encoding {
     }
 }
 
-/// The first safe cut after `start`: the smallest q > `start` where a space follows a
-/// character that is not whitespace, or the end of `text`.
+/// The first safe cut after `start`: the smallest q > `start` that [`is_cut`], or the end of
+/// `text`.
+pub(super) fn next_cut(text: &str, start: usize) -> usize {
+    (start + 1..text.len())
+        .find(|&q| is_cut(text, q))
+        .unwrap_or(text.len())
+}
+
+/// Whether 0 < q < len is a safe cut: a space after a character that is not whitespace, or a
+/// character that is neither whitespace nor `/` after a line feed.
 ///
 /// Both encodings' pre-tokenizers (tiktoken's patterns for o200k_base and cl100k_base, and
 /// bpe-openai's rewrite of them) split text at such a q, and the pieces of text[..q] and
-/// text[q..] are those of each part alone, so counts add there. Why: a match starting before q
-/// that reached past it would take the non-space character at q - 1 and then the space at q in
-/// one match. In every alternative a space can only be the first character of a match (the
-/// optional leading `[^\r\n\p{L}\p{N}]` or ` ` of the letter and punctuation alternatives),
-/// the whitespace alternatives take no other character, and the letter, number, contraction
-/// and punctuation runs after their first character exclude whitespace (`[\r\n/]*` takes
-/// none of a space). So every attempt started before q ends by q in the whole text just as in
-/// text[..q] (the look-ahead `(?!\S)` and `$` are only ever asked about positions before q or
-/// about whitespace runs, which cannot end at a non-space character), and matching from q on
-/// reads only text[q..] (no pattern looks behind). The tests check the cut against whole-text
-/// counts on fuzzed and generated text.
-pub(super) fn next_cut(text: &str, start: usize) -> usize {
+/// text[q..] are those of each part alone, so counts add there. Why, for a space after a
+/// non-space: a match starting before q that reached past it would take the non-space
+/// character at q - 1 and then the space at q in one match. In every alternative a space can
+/// only be the first character of a match (the optional leading `[^\r\n\p{L}\p{N}]` or ` ` of
+/// the letter and punctuation alternatives), the whitespace alternatives take no other
+/// character, and the letter, number, contraction and punctuation runs after their first
+/// character exclude whitespace (`[\r\n/]*` takes none of a space). For a line feed before a
+/// character c that is neither whitespace nor `/`: no letter or number alternative takes a line
+/// feed, and those that do (the punctuation run's `[\r\n/]*` tail, `\s*[\r\n]+`, the whitespace
+/// runs) take nothing but line breaks, whitespace or `/` after it, so none takes c; a
+/// whitespace run ending in that line feed is matched first by `\s*[\r\n]+` through the line
+/// feed, in the whole text as at the end of text[..q], so the look-ahead `\s+(?!\S)` (which
+/// would end such a run earlier before c than at the end) is never reached. So every attempt
+/// started before q ends by q in the whole text just as in text[..q] (the look-ahead and `$`
+/// are otherwise only asked about positions before q), and matching from q on reads only
+/// text[q..] (no pattern looks behind). The tests check every cut against whole-text counts
+/// on fuzzed and generated text.
+pub(super) fn is_cut(text: &str, q: usize) -> bool {
     let bytes = text.as_bytes();
-    let mut q = start + 1;
-    while q < bytes.len() {
-        if bytes[q] == b' ' && !ends_in_whitespace(&text[..q]) {
-            return q;
-        }
-        q += 1;
+    if q == 0 || q >= bytes.len() {
+        return false;
     }
-    bytes.len()
+    match (bytes[q - 1], bytes[q]) {
+        (_, b' ') => !ends_in_whitespace(&text[..q]),
+        (b'\n', b'/') => false,
+        (b'\n', next) if next < 0x80 => !matches!(next, b'\t'..=b'\r' | b' '),
+        (b'\n', _) => !text[q..].chars().next().is_some_and(char::is_whitespace),
+        _ => false,
+    }
 }
 
-/// The last safe cut of `text` (see [`next_cut`]) other than its end, if any.
+/// The last safe cut of `text` other than its end, if any.
 pub(super) fn last_cut(text: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut q = bytes.len();
-    while q > 1 {
-        q -= 1;
-        if bytes[q] == b' ' && !ends_in_whitespace(&text[..q]) {
-            return Some(q);
-        }
-    }
-    None
+    (1..text.len()).rev().find(|&q| is_cut(text, q))
 }
 
 /// The first safe cut of `text` other than its start and end, if any.
