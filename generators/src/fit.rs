@@ -2,9 +2,10 @@
 //!
 //! Each unit is tokenized once (by the haystack), the number of whole units that fits is read
 //! off prefix sums, a partial sentence tops up the last few tokens word by word, and the final
-//! prompt is tokenized once. BPE counts are not additive at joins, so when that one count
-//! misses the window the goal is corrected by the measured error and the prompt re-counted;
-//! this converges in one or two extra counts.
+//! prompt is counted once, reusing each whole unit's count where the tokenizer proves counts
+//! add (`Tokenizer::count_assembled`). BPE counts are not additive at every join, so when that
+//! count misses the window the goal is corrected by the measured error and the prompt counted
+//! again; this converges in one or two extra counts.
 
 use crate::haystack::{Unit, UnitStream};
 use crate::template::Frame;

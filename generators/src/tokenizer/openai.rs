@@ -4,9 +4,10 @@
 //! threads on every piece, which serialises threads on the pool's lock. Here the same
 //! pre-tokenization regex (the pattern strings and the look-ahead rule copied from bpe-openai
 //! 0.3.2, which tiktoken's counts are checked against) is compiled once and every thread keeps
-//! its own scratch cache, so matching takes no lock. Pieces are then counted by bpe-openai's
-//! own byte-pair encoding, through a small per-thread direct-mapped cache of short pieces.
-//! The tests hold the splits and counts equal to bpe-openai's and tiktoken's.
+//! its own scratch cache, so matching takes no lock. Text is counted in chunks between safe
+//! cuts ([`is_cut`]), each looked up in a per-thread table; only a chunk not seen is split by
+//! the regex, and only a piece not seen is byte-pair encoded (`ranks.rs`). The tests hold the
+//! splits, the cuts and the counts equal to bpe-openai's and tiktoken's.
 
 use std::cell::RefCell;
 use std::sync::LazyLock;
