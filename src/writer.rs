@@ -445,7 +445,7 @@ impl ShardWriter {
             .with_context(|| format!("cannot write {}", path.display()))
     }
 
-    fn push_row(&mut self, row: Row) -> Result<()> {
+    fn push_row(&mut self, mut row: Row) -> Result<()> {
         if self.current.is_none() {
             let k = self.parts.len();
             let parquet =
@@ -475,7 +475,6 @@ impl ShardWriter {
         }
         cur.rows += 1;
         cur.bytes += size as u64;
-        let mut row = row;
         self.pending_input.append_value(&row.instance.input);
         row.instance.input = String::new();
         self.pending.push(row);

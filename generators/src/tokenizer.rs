@@ -315,7 +315,9 @@ impl Tokenizer {
                 continue;
             };
             let (inner_start, inner_end) = (k.start + first, k.start + last);
-            let marked = marks.iter().any(|&m| m > inner_start && m < inner_end);
+            // Marks are ascending: the first one past the inside's start tells.
+            let after = marks.partition_point(|&m| m <= inner_start);
+            let marked = marks.get(after).is_some_and(|&m| m < inner_end);
             if inner_start >= inner_end || k.start < done || marked {
                 continue;
             }
