@@ -14,26 +14,6 @@ use std::path::Path;
 
 use common::*;
 
-/// A small, self-contained generator for the test's own choices (not the crate's streams).
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
-
 /// Occurrences of `term` in `text` as a whole word (no letter or digit on either side),
 /// ignoring case: what a reader would take for a mention.
 fn mentions(text: &str, term: &str) -> usize {
