@@ -41,6 +41,7 @@ pub mod fit;
 pub mod fresh;
 pub mod hash;
 pub mod haystack;
+pub mod lists;
 pub mod rng;
 pub mod scoring;
 pub mod tasks;
@@ -313,10 +314,17 @@ impl Run {
         if self.reserve > 0 {
             return Ok(u32::try_from(self.reserve).unwrap_or(u32::MAX));
         }
-        let n = self.tokenizer.count(target)?;
-        Ok(u32::try_from(n)
+        Ok(self.answer_budget(self.tokenizer.count(target)?))
+    }
+
+    /// [`Run::answer_tokens`] for a target already counted (`target_tokens`).
+    pub fn answer_budget(&self, target_tokens: usize) -> u32 {
+        if self.reserve > 0 {
+            return u32::try_from(self.reserve).unwrap_or(u32::MAX);
+        }
+        u32::try_from(target_tokens)
             .unwrap_or(u32::MAX)
-            .saturating_add(ANSWER_SLACK))
+            .saturating_add(ANSWER_SLACK)
     }
 
     /// The frame of one prompt: the template rendered with `vars`, and the answer prefix the

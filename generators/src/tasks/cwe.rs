@@ -9,9 +9,10 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::fit::{largest_fitting, render_facts, Fitted};
+use crate::fit::{largest_fitting, render_facts, render_joined_counted, Fitted};
+use crate::lists::NumberedList;
 use crate::rng::{Coordinates, Rng, Stream};
-use crate::template::{vars, Vars};
+use crate::template::{vars, Frame, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
 
@@ -173,15 +174,23 @@ impl Cwe {
     /// The list of `rare` rare words after the common ones, shuffled by the instance's own
     /// stream (the same shuffle for the same size).
     fn list(&self, words: &[String], coords: &Coordinates<'_>) -> Vec<String> {
+        self.order(words.len(), coords)
+            .into_iter()
+            .map(|i| words[i].clone())
+            .collect()
+    }
+
+    /// [`Cwe::list`] as indices into the words.
+    fn order(&self, words: usize, coords: &Coordinates<'_>) -> Vec<usize> {
         let common = self.params.common as usize;
         let mut list = Vec::new();
-        for (i, w) in words.iter().enumerate() {
+        for i in 0..words {
             let times = if i < common {
                 self.params.common_repeats
             } else {
                 self.params.rare_repeats
             };
-            list.extend(std::iter::repeat_n(w.clone(), times as usize));
+            list.extend(std::iter::repeat_n(i, times as usize));
         }
         coords.rng(Stream::Placement).shuffle(&mut list);
         list
@@ -193,6 +202,24 @@ impl Cwe {
             format!("Which {n} words occur most often in the list above? Give each of them once."),
             format!("The {n} most frequent words are:"),
         )
+    }
+
+    /// The prompt tokens of the list `order` (indices into `words`) in `frame`, counted from
+    /// its numbers' and words' counts (`counts`), or `None` when the tokenizer gives no rule.
+    fn counted(
+        &self,
+        run: &Run,
+        frame: &Frame,
+        words: &[String],
+        order: &[usize],
+        counts: &mut NumberedList,
+    ) -> Result<Option<usize>, GenError> {
+        let Some(tokens) = counts.tokens(&run.tokenizer, words, order)? else {
+            return Ok(None);
+        };
+        let text = NumberedList::text(words, order);
+        let fitted = render_joined_counted(&run.tokenizer, frame, &[text], "\n", tokens)?;
+        Ok(Some(fitted.prompt_tokens))
     }
 
     fn render(&self, run: &Run, list: &[String]) -> Result<Fitted, GenError> {
@@ -259,15 +286,26 @@ impl Task for Cwe {
         let mut words = WordStream::new(&self.real, &coords);
         let reserve = run.reserve as usize;
         let max = MAX_RARE.min(cell.length as usize / self.params.rare_repeats as usize + 1);
-        let (rare, (list, fitted)) = largest_fitting(1, max.max(1), cell.length as usize, |n| {
-            words.extend(common + n);
-            let list = self.list(&words.out[..common + n], &coords);
-            let fitted = self.render(run, &list)?;
-            let len = fitted.prompt_tokens + reserve;
-            Ok(((list, fitted), len))
-        })?;
-        let answers: Vec<String> = words.out[..common].to_vec();
         let (question, answer_prefix) = self.question();
+        let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
+        // Each try counts the list from its line numbers' and words' own counts; the list
+        // found is rendered and counted whole once more.
+        let mut counts = NumberedList::default();
+        let (rare, ()) = largest_fitting(1, max.max(1), cell.length as usize, |n| {
+            words.extend(common + n);
+            let order = self.order(common + n, &coords);
+            let prompt = match self.counted(run, &frame, &words.out, &order, &mut counts)? {
+                Some(prompt) => prompt,
+                None => {
+                    let list = self.list(&words.out[..common + n], &coords);
+                    self.render(run, &list)?.prompt_tokens
+                }
+            };
+            Ok(((), prompt + reserve))
+        })?;
+        let list = self.list(&words.out[..common + rare], &coords);
+        let fitted = self.render(run, &list)?;
+        let answers: Vec<String> = words.out[..common].to_vec();
         let mut p = self.content_params();
         p["rare"] = json!(rare);
         p["words"] = json!(list);
@@ -361,6 +399,43 @@ mod tests {
             );
             for (i, w) in words.iter().enumerate() {
                 assert!(inst.input.contains(&format!("\n{}. {w}\n", i + 1)));
+            }
+        }
+    }
+
+    /// A list counted from its numbers' and words' counts takes the prompt tokens its whole
+    /// rendering does, for sizes tried growing and shrinking, with real and coined words.
+    #[test]
+    fn counted_lists_measure_as_whole_renderings_do() {
+        let mut d = crate::rng::Rng::from_seed_u64(6, Stream::Content);
+        for seed in 0..8u64 {
+            let run = run(
+                [Tokenizer::O200k, Tokenizer::Cl100k][seed as usize % 2].clone(),
+                seed,
+            );
+            let task = CweParams::default().build().unwrap();
+            let coords = Coordinates {
+                task: "cwe",
+                params: "{}",
+                seed: seed.into(),
+                length: 0,
+                depth: None,
+                sample: seed,
+            };
+            let (question, answer_prefix) = task.question();
+            let frame = run
+                .frame(&vars([("question", &question)]), &answer_prefix)
+                .unwrap();
+            let mut words = WordStream::new(&task.real, &coords);
+            let mut counts = NumberedList::default();
+            for _ in 0..5 {
+                let n = task.params.common as usize + 1 + d.index(3000);
+                words.extend(n);
+                let order = task.order(n, &coords);
+                let got = task.counted(&run, &frame, &words.out, &order, &mut counts);
+                let whole = task.render(&run, &task.list(&words.out[..n], &coords));
+                let want = Some(whole.unwrap().prompt_tokens);
+                assert_eq!(got.unwrap(), want, "seed {seed}, {n} words");
             }
         }
     }

@@ -11,9 +11,10 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::fit::{largest_fitting, render_facts, Fitted};
+use crate::fit::{largest_fitting, render_facts, render_joined_counted, Fitted};
+use crate::lists::{list_tokens, spaced_word, ItemTokens};
 use crate::rng::{Coordinates, Stream};
-use crate::template::{vars, Vars};
+use crate::template::{vars, Frame, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
 
@@ -131,9 +132,17 @@ impl Fwe {
     }
 
     fn text(&self, vocab: &[String], n: usize, coords: &Coordinates<'_>) -> Vec<String> {
+        self.order(n, vocab.len(), coords)
+            .into_iter()
+            .map(|i| vocab[i].clone())
+            .collect()
+    }
+
+    /// The text of size `n` as vocabulary ranks (0-based), in text order.
+    fn order(&self, n: usize, vocab: usize, coords: &Coordinates<'_>) -> Vec<usize> {
         let mut list = Vec::new();
-        for (w, c) in vocab.iter().zip(self.counts(n, vocab.len())) {
-            list.extend(std::iter::repeat_n(w.clone(), c));
+        for (rank, c) in self.counts(n, vocab).into_iter().enumerate() {
+            list.extend(std::iter::repeat_n(rank, c));
         }
         coords.rng(Stream::Placement).shuffle(&mut list);
         list
@@ -145,6 +154,24 @@ impl Fwe {
             format!("Which {n} coded words occur most often in the text above? Leave out the \"{NOISE}\" marks: they are not words."),
             format!("The {n} most frequent coded words are:"),
         )
+    }
+
+    /// The prompt tokens of the text `order` (vocabulary ranks) in `frame`, counted from the
+    /// words' `word_tokens` ([`spaced_word`]), or `None` when a word has none.
+    fn counted(
+        &self,
+        run: &Run,
+        frame: &Frame,
+        vocab: &[String],
+        word_tokens: &[Option<ItemTokens>],
+        order: &[usize],
+    ) -> Result<Option<usize>, GenError> {
+        let Some(tokens) = list_tokens(order.iter().map(|&i| word_tokens[i])) else {
+            return Ok(None);
+        };
+        let words: Vec<&str> = order.iter().map(|&i| vocab[i].as_str()).collect();
+        let fitted = render_joined_counted(&run.tokenizer, frame, &words, " ", tokens)?;
+        Ok(Some(fitted.prompt_tokens))
     }
 
     fn render(&self, run: &Run, list: &[String]) -> Result<Fitted, GenError> {
@@ -212,15 +239,30 @@ impl Task for Fwe {
         let min = self.smallest_size(vocab.len());
         // Every word is at least one token: no more words than the length.
         let max = (cell.length as usize + 1).max(min);
-        let (n, (list, fitted)) = largest_fitting(min, max, cell.length as usize, |n| {
-            let list = self.text(&vocab, n, &coords);
-            let fitted = self.render(run, &list)?;
-            let len = fitted.prompt_tokens + reserve;
-            Ok(((list, fitted), len))
+        // Each try counts the text from its words' own counts (they are joined by spaces);
+        // the text found is rendered and counted whole once more.
+        let tok = &run.tokenizer;
+        let (question, answer_prefix) = self.question();
+        let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
+        let word_tokens = vocab
+            .iter()
+            .map(|w| spaced_word(tok, w))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (n, ()) = largest_fitting(min, max, cell.length as usize, |n| {
+            let order = self.order(n, vocab.len(), &coords);
+            let prompt = match self.counted(run, &frame, &vocab, &word_tokens, &order)? {
+                Some(prompt) => prompt,
+                None => {
+                    self.render(run, &self.text(&vocab, n, &coords))?
+                        .prompt_tokens
+                }
+            };
+            Ok(((), prompt + reserve))
         })?;
+        let list = self.text(&vocab, n, &coords);
+        let fitted = self.render(run, &list)?;
         let top = self.params.top as usize;
         let answers: Vec<String> = vocab[1..=top].to_vec();
-        let (question, answer_prefix) = self.question();
         let mut p = self.content_params();
         p["size"] = json!(n);
         p["vocabulary"] = json!(vocab.len());
@@ -256,6 +298,50 @@ mod tests {
             seed: seed.into(),
             reserve: 50,
             reader: Default::default(),
+        }
+    }
+
+    /// A text counted from its words' counts takes the prompt tokens its whole rendering does,
+    /// for every size tried.
+    #[test]
+    fn counted_texts_measure_as_whole_renderings_do() {
+        let mut d = crate::rng::Rng::from_seed_u64(4, Stream::Content);
+        for seed in 0..8u64 {
+            let mut run = run(
+                [Tokenizer::O200k, Tokenizer::Cl100k][seed as usize % 2].clone(),
+                seed,
+            );
+            run.reserve = 0;
+            let fwe = FweParams::default().build().unwrap();
+            let json = canonical_json(&fwe.content_params());
+            let coords = Coordinates {
+                task: "fwe",
+                params: &json,
+                seed: seed.into(),
+                length: 0,
+                depth: None,
+                sample: seed,
+            };
+            let vocab = fwe.vocabulary(5 + d.index(400), &coords);
+            let (question, answer_prefix) = fwe.question();
+            let frame = run
+                .frame(&vars([("question", &question)]), &answer_prefix)
+                .unwrap();
+            let word_tokens: Vec<_> = vocab
+                .iter()
+                .map(|w| spaced_word(&run.tokenizer, w).unwrap())
+                .collect();
+            for _ in 0..5 {
+                let n = fwe.smallest_size(vocab.len()) + d.index(20_000);
+                let order = fwe.order(n, vocab.len(), &coords);
+                let got = fwe.counted(&run, &frame, &vocab, &word_tokens, &order);
+                let whole = fwe.render(&run, &fwe.text(&vocab, n, &coords)).unwrap();
+                assert_eq!(
+                    got.unwrap(),
+                    Some(whole.prompt_tokens),
+                    "seed {seed}, size {n}"
+                );
+            }
         }
     }
 

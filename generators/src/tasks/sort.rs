@@ -4,12 +4,17 @@
 //! descending; output the sorted values or, in the keyed form, the labels ordered by their
 //! values. Answers are written without brackets so harnesses never parse them as lists.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use serde_json::json;
 
-use crate::fit::{fit, largest_fitting, render_facts, tolerance, NeedleSpec};
+use crate::fit::{
+    fit, largest_fitting, render_facts, render_joined_counted, tolerance, NeedleSpec,
+};
 use crate::haystack::Screen;
+use crate::lists::{list_tokens, spaced_word, ItemTokens};
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
@@ -117,8 +122,8 @@ impl SortParams {
 /// An instance's items as drawn so far, with what the draw needs to go on.
 struct ItemStream {
     rng: Rng,
-    /// Items listed (without duplicates).
-    seen: BTreeSet<String>,
+    /// Items listed (without duplicates); only asked whether it holds an item.
+    seen: HashSet<String, Xxh3DefaultBuilder>,
     /// Items listed per digit count, to skip spent counts.
     listed: BTreeMap<u32, u64>,
     out: Vec<String>,
@@ -128,7 +133,7 @@ impl ItemStream {
     fn new(coords: &Coordinates<'_>) -> Self {
         ItemStream {
             rng: coords.rng(Stream::Content),
-            seen: BTreeSet::new(),
+            seen: HashSet::default(),
             listed: BTreeMap::new(),
             out: Vec::new(),
         }
@@ -318,6 +323,50 @@ impl Sort {
         &self,
         items: &[String],
     ) -> (Vec<String>, String, String, Vec<String>, Vec<String>) {
+        self.render_sorted(items, &self.sorted_order(items))
+    }
+
+    /// The indices of `items` in answer order; ties keep label order, which the question
+    /// states, so the order is total and that of a prefix is this order without the rest.
+    fn sorted_order(&self, items: &[String]) -> Vec<usize> {
+        if !self.params.words {
+            // Numbers have no leading zeros, so ordering by length, then digits, is ordering
+            // by value: sort (value, index) pairs, the value flipped for descending order.
+            let keys: Option<Vec<(u128, usize)>> = items
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let v = s.parse::<u128>().ok()?;
+                    Some((
+                        if self.params.descending {
+                            u128::MAX - v
+                        } else {
+                            v
+                        },
+                        i,
+                    ))
+                })
+                .collect();
+            if let Some(mut keys) = keys {
+                keys.sort_unstable();
+                return keys.into_iter().map(|(_, i)| i).collect();
+            }
+        }
+        let mut idx: Vec<usize> = (0..items.len()).collect();
+        idx.sort_by(|&a, &b| {
+            let o = self.cmp(&items[a], &items[b]);
+            let o = if self.params.descending {
+                o.reverse()
+            } else {
+                o
+            };
+            o.then(a.cmp(&b))
+        });
+        idx
+    }
+
+    /// The question, the same for every list size.
+    fn question(&self) -> String {
         let what = if self.params.words {
             "words"
         } else {
@@ -328,18 +377,30 @@ impl Sort {
         } else {
             "ascending"
         };
+        if self.params.output == SortOutput::Keys {
+            format!(
+                "List every label ordered by its value, {dir}; when values are equal, put the labels in alphabetical order. Write the labels separated by commas, with no spaces."
+            )
+        } else {
+            format!(
+                "Sort all of these {what} in {dir} order{}. Write them separated by single spaces.",
+                if self.params.duplicates {
+                    ", keeping repeated ones"
+                } else {
+                    ""
+                }
+            )
+        }
+    }
+
+    /// [`Sort::render_parts`] with the items' answer order (`idx`) given.
+    fn render_sorted(
+        &self,
+        items: &[String],
+        idx: &[usize],
+    ) -> (Vec<String>, String, String, Vec<String>, Vec<String>) {
+        let q = self.question();
         let labels: Vec<String> = (0..items.len()).map(Self::label).collect();
-        let mut idx: Vec<usize> = (0..items.len()).collect();
-        idx.sort_by(|&a, &b| {
-            let o = self.cmp(&items[a], &items[b]);
-            let o = if self.params.descending {
-                o.reverse()
-            } else {
-                o
-            };
-            // Ties keep label order, which the question states.
-            o.then(a.cmp(&b))
-        });
         let sorted: Vec<String> = idx.iter().map(|&i| items[i].clone()).collect();
         if self.params.output == SortOutput::Keys {
             let facts = if self.params.hidden {
@@ -357,9 +418,6 @@ impl Sort {
                     .join(",")]
             };
             let order: Vec<String> = idx.iter().map(|&i| labels[i].clone()).collect();
-            let q = format!(
-                "List every label ordered by its value, {dir}; when values are equal, put the labels in alphabetical order. Write the labels separated by commas, with no spaces."
-            );
             (facts, q, order.join(","), order, labels)
         } else {
             let facts = if self.params.hidden {
@@ -375,13 +433,74 @@ impl Sort {
             } else {
                 vec![items.join(" ")]
             };
-            let q =
-                format!(
-                "Sort all of these {what} in {dir} order{}. Write them separated by single spaces.",
-                if self.params.duplicates { ", keeping repeated ones" } else { "" }
-            );
             (facts, q, sorted.join(" "), sorted, Vec::new())
         }
+    }
+}
+
+impl Sort {
+    /// The size of the longest list (at most `max`) whose rendering and answer budget fit
+    /// `total`, tried with [`Tries`].
+    fn fill(
+        &self,
+        run: &Run,
+        stream: &mut ItemStream,
+        max: usize,
+        total: usize,
+    ) -> Result<usize, GenError> {
+        let mut tries = Tries::new(self, run)?;
+        let (n, ()) = largest_fitting(1, max, total, |n| Ok(((), tries.length(stream, n)?)))?;
+        Ok(n)
+    }
+}
+
+/// What the tries of one list-size search share: the answer order of the longest list drawn
+/// (a shorter list's order is that order without the later items) and, for values, each
+/// item's count, from which a list and its answer are counted without tokenizing them.
+struct Tries<'a> {
+    sort: &'a Sort,
+    run: &'a Run,
+    frame: crate::Frame,
+    order: Vec<usize>,
+    item_tokens: Vec<Option<ItemTokens>>,
+}
+
+impl<'a> Tries<'a> {
+    fn new(sort: &'a Sort, run: &'a Run) -> Result<Self, GenError> {
+        Ok(Tries {
+            sort,
+            run,
+            frame: sort.frame(run, &sort.question())?,
+            order: Vec::new(),
+            item_tokens: Vec::new(),
+        })
+    }
+
+    /// What the list of the stream's first `n` items and its answer budget take: the
+    /// prompt's tokens as the model reads them plus the answer budget.
+    fn length(&mut self, stream: &mut ItemStream, n: usize) -> Result<usize, GenError> {
+        let (sort, run, tok) = (self.sort, self.run, &self.run.tokenizer);
+        sort.extend(stream, n);
+        let n = n.min(stream.out.len());
+        if self.order.len() < n {
+            self.order = sort.sorted_order(&stream.out);
+        }
+        let idx: Vec<usize> = self.order.iter().copied().filter(|&i| i < n).collect();
+        let items = &stream.out[..n];
+        if sort.params.output == SortOutput::Values {
+            for item in &stream.out[self.item_tokens.len()..] {
+                self.item_tokens.push(spaced_word(tok, item)?);
+            }
+            let list = list_tokens(self.item_tokens[..n].iter().copied());
+            let answer = list_tokens(idx.iter().map(|&i| self.item_tokens[i]));
+            if let (Some(list), Some(answer)) = (list, answer) {
+                let fitted = render_joined_counted(tok, &self.frame, items, " ", list)?;
+                return Ok(fitted.prompt_tokens + run.answer_budget(answer) as usize);
+            }
+        }
+        let (facts, _, target, ..) = sort.render_sorted(items, &idx);
+        let fitted = render_facts(tok, &self.frame, &facts)?;
+        Ok(fitted.prompt_tokens + run.answer_tokens(&target)? as usize)
     }
 }
 
@@ -492,8 +611,8 @@ impl Task for Sort {
         // One item stream for every size tried: each list is a prefix of the longest drawn,
         // so a search draws each item once (near a small space's end, draws repeat a lot).
         let mut stream = ItemStream::new(&coords);
-        let mut build = |n: usize| -> Result<_, GenError> {
-            self.extend(&mut stream, n);
+        let build = |stream: &mut ItemStream, n: usize| -> Result<_, GenError> {
+            self.extend(stream, n);
             let items = stream.out[..n.min(stream.out.len())].to_vec();
             let (facts, question, target, answers, keys) = self.render_parts(&items);
             let frame = self.frame(run, &question)?;
@@ -502,7 +621,7 @@ impl Task for Sort {
         let mut screened = None;
         let (items, _facts, question, target, answers, keys, fitted) = if self.params.hidden {
             let n = self.params.items.unwrap_or(HIDDEN_ITEMS);
-            let (items, facts, question, target, answers, keys, frame) = build(n)?;
+            let (items, facts, question, target, answers, keys, frame) = build(&mut stream, n)?;
             let budget = total.saturating_sub(run.answer_tokens(&target)? as usize);
             let haystack = run.required_haystack("hidden sort items")?;
             let mut placement = coords.rng(Stream::Placement);
@@ -526,7 +645,7 @@ impl Task for Sort {
             screened = Some(stream.screened_units());
             (items, facts, question, target, answers, keys, fitted)
         } else if let Some(n) = self.params.items {
-            let (items, facts, question, target, answers, keys, frame) = build(n)?;
+            let (items, facts, question, target, answers, keys, frame) = build(&mut stream, n)?;
             let budget = total.saturating_sub(run.answer_tokens(&target)? as usize);
             let fitted = render_facts(tok, &frame, &facts)?;
             if cell.length > 0 && fitted.prompt_tokens > budget {
@@ -538,13 +657,9 @@ impl Task for Sort {
             (items, facts, question, target, answers, keys, fitted)
         } else {
             let max = self.max_items();
-            let (n, (items, facts, question, target, answers, keys, fitted)) =
-                largest_fitting(1, max, total, |n| {
-                    let (items, facts, question, target, answers, keys, frame) = build(n)?;
-                    let fitted = render_facts(tok, &frame, &facts)?;
-                    let len = fitted.prompt_tokens + run.answer_tokens(&target)? as usize;
-                    Ok(((items, facts, question, target, answers, keys, fitted), len))
-                })?;
+            let n = self.fill(run, &mut stream, max, total)?;
+            let (items, facts, question, target, answers, keys, frame) = build(&mut stream, n)?;
+            let fitted = render_facts(tok, &frame, &facts)?;
             // `maximum_length` refuses such lengths up front; never write a short row.
             let filled = fitted.prompt_tokens + run.answer_tokens(&target)? as usize;
             if n == max && total - filled > tolerance(total) {
@@ -678,6 +793,40 @@ mod tests {
             length: 0,
             depth: None,
             sample: 0,
+        }
+    }
+
+    /// Each try of a search counts the list from its items and reuses the longest order:
+    /// it must take the length a whole rendering and count of the same list takes, for
+    /// every option, tokenizer and answer budget, whether the sizes tried grow or shrink.
+    #[test]
+    fn tries_measure_lists_as_whole_renderings_do() {
+        let mut d = Rng::from_seed_u64(9, Stream::Content);
+        for case in 0..48 {
+            let mut p = params([(1, 6), (1, 3), (3, 3), (30, 30)][case % 4], false, false);
+            p.words = case % 5 == 0;
+            p.duplicates = case % 3 == 0 || (p.words && case % 2 == 0);
+            p.descending = case % 7 < 3;
+            if case % 6 == 5 {
+                p.output = SortOutput::Keys;
+            }
+            let sort = p.build().unwrap();
+            let mut run = run();
+            run.tokenizer = [crate::Tokenizer::O200k, crate::Tokenizer::Cl100k][case % 2].clone();
+            run.reserve = if case % 4 == 1 { 40 } else { 0 };
+            let json = canonical_json(&sort.content_params());
+            let mut stream = ItemStream::new(&coords(&json));
+            let mut tries = Tries::new(&sort, &run).unwrap();
+            for _ in 0..6 {
+                let n = 1 + d.index(sort.max_items().min(2000));
+                let got = tries.length(&mut stream, n).unwrap();
+                let items = sort.items(n, &coords(&json));
+                let (facts, question, target, ..) = sort.render_parts(&items);
+                let frame = sort.frame(&run, &question).unwrap();
+                let whole = render_facts(&run.tokenizer, &frame, &facts).unwrap();
+                let want = whole.prompt_tokens + run.answer_tokens(&target).unwrap() as usize;
+                assert_eq!(got, want, "case {case}, {n} items");
+            }
         }
     }
 
