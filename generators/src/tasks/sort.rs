@@ -10,15 +10,14 @@ use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use serde_json::json;
 
-use crate::fit::{
-    fit, largest_fitting, render_facts, render_joined_counted, tolerance, NeedleSpec,
-};
+use crate::fit::{fit, render_facts, tolerance, NeedleSpec};
 use crate::haystack::Screen;
-use crate::lists::{list_tokens, spaced_word, ItemTokens};
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
+
+mod tries;
 
 const WORDS: &[&str] = &[
     include_str!("../../haystacks/words/noun.txt"),
@@ -438,72 +437,6 @@ impl Sort {
     }
 }
 
-impl Sort {
-    /// The size of the longest list (at most `max`) whose rendering and answer budget fit
-    /// `total`, tried with [`Tries`].
-    fn fill(
-        &self,
-        run: &Run,
-        stream: &mut ItemStream,
-        max: usize,
-        total: usize,
-    ) -> Result<usize, GenError> {
-        let mut tries = Tries::new(self, run)?;
-        let (n, ()) = largest_fitting(1, max, total, |n| Ok(((), tries.length(stream, n)?)))?;
-        Ok(n)
-    }
-}
-
-/// What the tries of one list-size search share: the answer order of the longest list drawn
-/// (a shorter list's order is that order without the later items) and, for values, each
-/// item's count, from which a list and its answer are counted without tokenizing them.
-struct Tries<'a> {
-    sort: &'a Sort,
-    run: &'a Run,
-    frame: crate::Frame,
-    order: Vec<usize>,
-    item_tokens: Vec<Option<ItemTokens>>,
-}
-
-impl<'a> Tries<'a> {
-    fn new(sort: &'a Sort, run: &'a Run) -> Result<Self, GenError> {
-        Ok(Tries {
-            sort,
-            run,
-            frame: sort.frame(run, &sort.question())?,
-            order: Vec::new(),
-            item_tokens: Vec::new(),
-        })
-    }
-
-    /// What the list of the stream's first `n` items and its answer budget take: the
-    /// prompt's tokens as the model reads them plus the answer budget.
-    fn length(&mut self, stream: &mut ItemStream, n: usize) -> Result<usize, GenError> {
-        let (sort, run, tok) = (self.sort, self.run, &self.run.tokenizer);
-        sort.extend(stream, n);
-        let n = n.min(stream.out.len());
-        if self.order.len() < n {
-            self.order = sort.sorted_order(&stream.out);
-        }
-        let idx: Vec<usize> = self.order.iter().copied().filter(|&i| i < n).collect();
-        let items = &stream.out[..n];
-        if sort.params.output == SortOutput::Values {
-            for item in &stream.out[self.item_tokens.len()..] {
-                self.item_tokens.push(spaced_word(tok, item)?);
-            }
-            let list = list_tokens(self.item_tokens[..n].iter().copied());
-            let answer = list_tokens(idx.iter().map(|&i| self.item_tokens[i]));
-            if let (Some(list), Some(answer)) = (list, answer) {
-                let fitted = render_joined_counted(tok, &self.frame, items, " ", list)?;
-                return Ok(fitted.prompt_tokens + run.answer_budget(answer) as usize);
-            }
-        }
-        let (facts, _, target, ..) = sort.render_sorted(items, &idx);
-        let fitted = render_facts(tok, &self.frame, &facts)?;
-        Ok(fitted.prompt_tokens + run.answer_tokens(&target)? as usize)
-    }
-}
-
 impl Task for Sort {
     /// The item list, in the order given.
     fn identity(&self, instance: &Instance) -> Vec<String> {
@@ -816,7 +749,7 @@ mod tests {
             run.reserve = if case % 4 == 1 { 40 } else { 0 };
             let json = canonical_json(&sort.content_params());
             let mut stream = ItemStream::new(&coords(&json));
-            let mut tries = Tries::new(&sort, &run).unwrap();
+            let mut tries = tries::Tries::new(&sort, &run).unwrap();
             for _ in 0..6 {
                 let n = 1 + d.index(sort.max_items().min(2000));
                 let got = tries.length(&mut stream, n).unwrap();

@@ -1,0 +1,73 @@
+//! sort's search for the longest list that fits: each try reuses what the tries before it
+//! computed, so a search draws, orders and counts each item once.
+
+use super::{ItemStream, Sort, SortOutput};
+use crate::fit::{largest_fitting, render_facts, render_joined_counted};
+use crate::lists::{list_tokens, spaced_word, ItemTokens};
+use crate::{GenError, Run};
+
+impl Sort {
+    /// The size of the longest list (at most `max`) whose rendering and answer budget fit
+    /// `total`, tried with [`Tries`].
+    pub(super) fn fill(
+        &self,
+        run: &Run,
+        stream: &mut ItemStream,
+        max: usize,
+        total: usize,
+    ) -> Result<usize, GenError> {
+        let mut tries = Tries::new(self, run)?;
+        let (n, ()) = largest_fitting(1, max, total, |n| Ok(((), tries.length(stream, n)?)))?;
+        Ok(n)
+    }
+}
+
+/// What the tries of one list-size search share: the answer order of the longest list drawn
+/// (a shorter list's order is that order without the later items) and, for values, each
+/// item's count, from which a list and its answer are counted without tokenizing them.
+pub(super) struct Tries<'a> {
+    sort: &'a Sort,
+    run: &'a Run,
+    frame: crate::Frame,
+    order: Vec<usize>,
+    item_tokens: Vec<Option<ItemTokens>>,
+}
+
+impl<'a> Tries<'a> {
+    pub(super) fn new(sort: &'a Sort, run: &'a Run) -> Result<Self, GenError> {
+        Ok(Tries {
+            sort,
+            run,
+            frame: sort.frame(run, &sort.question())?,
+            order: Vec::new(),
+            item_tokens: Vec::new(),
+        })
+    }
+
+    /// What the list of the stream's first `n` items and its answer budget take: the
+    /// prompt's tokens as the model reads them plus the answer budget.
+    pub(super) fn length(&mut self, stream: &mut ItemStream, n: usize) -> Result<usize, GenError> {
+        let (sort, run, tok) = (self.sort, self.run, &self.run.tokenizer);
+        sort.extend(stream, n);
+        let n = n.min(stream.out.len());
+        if self.order.len() < n {
+            self.order = sort.sorted_order(&stream.out);
+        }
+        let idx: Vec<usize> = self.order.iter().copied().filter(|&i| i < n).collect();
+        let items = &stream.out[..n];
+        if sort.params.output == SortOutput::Values {
+            for item in &stream.out[self.item_tokens.len()..] {
+                self.item_tokens.push(spaced_word(tok, item)?);
+            }
+            let list = list_tokens(self.item_tokens[..n].iter().copied());
+            let answer = list_tokens(idx.iter().map(|&i| self.item_tokens[i]));
+            if let (Some(list), Some(answer)) = (list, answer) {
+                let fitted = render_joined_counted(tok, &self.frame, items, " ", list)?;
+                return Ok(fitted.prompt_tokens + run.answer_budget(answer) as usize);
+            }
+        }
+        let (facts, _, target, ..) = sort.render_sorted(items, &idx);
+        let fitted = render_facts(tok, &self.frame, &facts)?;
+        Ok(fitted.prompt_tokens + run.answer_tokens(&target)? as usize)
+    }
+}
