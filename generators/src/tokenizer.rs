@@ -308,7 +308,22 @@ impl Tokenizer {
             total: 0,
         };
         let mut done = 0usize;
+        let cut_at = |at: usize| at == 0 || at == text.len() || openai::is_cut(text, at);
         for k in known {
+            // A range that starts and ends at safe cuts adds its count whole: nothing in it is
+            // tokenized again (unless a mark falls strictly inside it).
+            let after = marks.partition_point(|&m| m <= k.start);
+            let marked = marks.get(after).is_some_and(|&m| m < k.end);
+            if k.start >= done && k.start < k.end && !marked && cut_at(k.start) && cut_at(k.end) {
+                walk.to(done, k.start);
+                while walk.next_mark < marks.len() && marks[walk.next_mark] < k.end {
+                    walk.offsets.push(walk.total);
+                    walk.next_mark += 1;
+                }
+                walk.total += k.tokens;
+                done = k.end;
+                continue;
+            }
             let range = &text[k.start..k.end];
             let (Some(first), Some(last)) = (openai::first_cut(range), openai::last_cut(range))
             else {

@@ -62,6 +62,49 @@ impl Screen {
         if self.is_empty() {
             return false;
         }
+        if !text.is_ascii() {
+            return self.conflicts_by_spans(text);
+        }
+        // ASCII text, nearly every unit: words are runs of ASCII letters and digits, and
+        // only words of a screened length are lower-cased and looked up. A digit group or a
+        // phrase's first word takes the general path, which settles them.
+        let bytes = text.as_bytes();
+        let mut lowered = String::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if !bytes[i].is_ascii_alphanumeric() {
+                i += 1;
+                continue;
+            }
+            let end = bytes[i..]
+                .iter()
+                .position(|c| !c.is_ascii_alphanumeric())
+                .map_or(bytes.len(), |n| i + n);
+            let grouped = bytes[end - 1].is_ascii_digit()
+                && matches!(bytes.get(end), Some(b',' | b'_'))
+                && bytes.get(end + 1).is_some_and(u8::is_ascii_digit);
+            if grouped {
+                return self.conflicts_by_spans(text);
+            }
+            let word = &text[i..end];
+            if self.lengths & length_bit(word) != 0 {
+                lowered.clear();
+                lowered.push_str(word);
+                lowered.make_ascii_lowercase();
+                if self.words.contains(&lowered) {
+                    return true;
+                }
+                if self.phrases.contains_key(&lowered) {
+                    return self.conflicts_by_spans(text);
+                }
+            }
+            i = end;
+        }
+        false
+    }
+
+    /// [`Screen::conflicts`] for any text: every word lower-cased, then looked up.
+    fn conflicts_by_spans(&self, text: &str) -> bool {
         // One lower-cased buffer and the word spans in it: no string per word (this runs on
         // every haystack unit of every instance).
         let mut lower = String::with_capacity(text.len());
@@ -102,18 +145,30 @@ fn words_of(text: &str) -> Vec<String> {
 /// [`words_of`] into `lower` (the words, lower-cased, one after another) and `spans` (each
 /// word's byte range in `lower`).
 fn word_spans(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
+    let bytes = text.as_bytes();
     let mut start = lower.len();
     let mut last: Option<char> = None;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        // ASCII, nearly every character of prose: the same test and lower-casing, without the
-        // Unicode tables.
-        if c.is_ascii_alphanumeric() {
-            let lowered = c.to_ascii_lowercase();
-            lower.push(lowered);
-            last = Some(lowered);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        // A run of ASCII letters and digits, nearly all of prose: copied and lower-cased whole.
+        if b.is_ascii_alphanumeric() {
+            let end = bytes[i..]
+                .iter()
+                .position(|c| !c.is_ascii_alphanumeric())
+                .map_or(bytes.len(), |n| i + n);
+            let at = lower.len();
+            lower.push_str(&text[i..end]);
+            lower[at..].make_ascii_lowercase();
+            last = Some(char::from(bytes[end - 1].to_ascii_lowercase()));
+            i = end;
             continue;
         }
+        let c = text[i..]
+            .chars()
+            .next()
+            .unwrap_or(char::REPLACEMENT_CHARACTER);
+        i += c.len_utf8();
         if !c.is_ascii() && c.is_alphanumeric() {
             lower.extend(c.to_lowercase());
             last = lower.chars().next_back();
@@ -122,7 +177,7 @@ fn word_spans(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
         let digit_group = matches!(c, ',' | '_')
             && lower.len() > start
             && last.is_some_and(|d| d.is_ascii_digit())
-            && chars.peek().is_some_and(|d| d.is_ascii_digit());
+            && bytes.get(i).is_some_and(u8::is_ascii_digit);
         if digit_group {
             continue;
         }
@@ -140,6 +195,107 @@ fn word_spans(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The char-by-char original of [`word_spans`].
+    fn word_spans_by_char(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
+        let mut start = lower.len();
+        let mut last: Option<char> = None;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            // ASCII, nearly every character of prose: the same test and lower-casing, without the
+            // Unicode tables.
+            if c.is_ascii_alphanumeric() {
+                let lowered = c.to_ascii_lowercase();
+                lower.push(lowered);
+                last = Some(lowered);
+                continue;
+            }
+            if !c.is_ascii() && c.is_alphanumeric() {
+                lower.extend(c.to_lowercase());
+                last = lower.chars().next_back();
+                continue;
+            }
+            let digit_group = matches!(c, ',' | '_')
+                && lower.len() > start
+                && last.is_some_and(|d| d.is_ascii_digit())
+                && chars.peek().is_some_and(|d| d.is_ascii_digit());
+            if digit_group {
+                continue;
+            }
+            if lower.len() > start {
+                spans.push((start, lower.len()));
+                start = lower.len();
+            }
+            last = None;
+        }
+        if lower.len() > start {
+            spans.push((start, lower.len()));
+        }
+    }
+
+    /// The byte-run scan splits and lower-cases exactly as a char-by-char scan, on random
+    /// mixes of letters, digits, digit groups, other scripts and punctuation.
+    #[test]
+    fn word_spans_match_a_char_by_char_scan() {
+        let bits = [
+            "a", "Zeta", "9", "1,234", "_", ",", "-", " ", ".", "É", "ß", "İ", "日本", "😀", "x1",
+            "\n", "ǅ", "Ⅻ", "٣", "'s",
+        ];
+        let mut rng = crate::rng::Rng::from_seed_u64(2, crate::rng::Stream::Content);
+        for _ in 0..20_000 {
+            let text: String = (0..rng.index(12))
+                .map(|_| bits[rng.index(bits.len())])
+                .collect();
+            let (mut lower, mut spans) = ("pre".to_string(), vec![(0, 3)]);
+            word_spans(&text, &mut lower, &mut spans);
+            let (mut want_lower, mut want_spans) = ("pre".to_string(), vec![(0, 3)]);
+            word_spans_by_char(&text, &mut want_lower, &mut want_spans);
+            assert_eq!((lower, spans), (want_lower, want_spans), "{text:?}");
+        }
+    }
+
+    /// The ASCII path decides as the general path does, for random screens and texts with
+    /// digit groups, phrases, case and other scripts.
+    #[test]
+    fn ascii_path_agrees_with_the_general_path() {
+        let words = [
+            "ant",
+            "Ant",
+            "brave",
+            "lantern",
+            "1",
+            "234",
+            "1,234",
+            "12_5",
+            "x9",
+            "Lan",
+            "été",
+            "ÉTÉ",
+            " ",
+            " ",
+            ", ",
+            ".",
+            "-",
+            "\n",
+            "ant-brave",
+        ];
+        let mut rng = crate::rng::Rng::from_seed_u64(8, crate::rng::Stream::Content);
+        let mut decided = [0usize; 2];
+        for _ in 0..20_000 {
+            let terms: Vec<&str> = (0..rng.index(4))
+                .map(|_| words[rng.index(words.len())])
+                .collect();
+            let screen = Screen::new(&terms);
+            let text: String = (0..rng.index(14))
+                .map(|_| words[rng.index(words.len())])
+                .collect();
+            let got = screen.conflicts(&text);
+            let want = !screen.is_empty() && screen.conflicts_by_spans(&text);
+            assert_eq!(got, want, "{terms:?} in {text:?}");
+            decided[usize::from(got)] += 1;
+        }
+        assert!(decided[0] > 2000 && decided[1] > 1000, "{decided:?}");
+    }
 
     #[test]
     fn whole_words_case_insensitive() {

@@ -170,8 +170,10 @@ impl Encoding {
 /// The first safe cut after `start`: the smallest q > `start` that [`is_cut`], or the end of
 /// `text`.
 pub(super) fn next_cut(text: &str, start: usize) -> usize {
-    (start + 1..text.len())
-        .find(|&q| is_cut(text, q))
+    let bytes = text.as_bytes();
+    // Only a space, or a byte after a line feed, can start a cut: test those alone.
+    (start + 1..bytes.len())
+        .find(|&q| (bytes[q] == b' ' || bytes[q - 1] == b'\n') && is_cut(text, q))
         .unwrap_or(text.len())
 }
 
