@@ -19,6 +19,10 @@ pub struct Screen {
     /// Bit min(n, 63) is set when a one-word term or a phrase's first word has n bytes: most
     /// words of a unit are rejected by length before any set lookup.
     lengths: u64,
+    /// Bit [`sketch_bit`] set for each one-word term and phrase first word: a finer filter
+    /// (length, first and last byte) for the ASCII path, where most words of prose have a
+    /// screened length.
+    sketch: [u64; 4],
 }
 
 impl Screen {
@@ -42,14 +46,21 @@ impl Screen {
             0 => {}
             1 => {
                 self.lengths |= length_bit(&words[0]);
+                self.mark_sketch(&words[0]);
                 self.words.insert(words.remove(0));
             }
             _ => {
                 self.lengths |= length_bit(&words[0]);
+                self.mark_sketch(&words[0]);
                 let first = words[0].clone();
                 self.phrases.entry(first).or_default().push(words);
             }
         }
+    }
+
+    fn mark_sketch(&mut self, word: &str) {
+        let bit = sketch_bit(word.as_bytes());
+        self.sketch[bit / 64] |= 1 << (bit % 64);
     }
 
     /// Whether no term is screened.
@@ -87,7 +98,8 @@ impl Screen {
                 return self.conflicts_by_spans(text);
             }
             let word = &text[i..end];
-            if self.lengths & length_bit(word) != 0 {
+            let bit = sketch_bit(word.as_bytes());
+            if self.sketch[bit / 64] & (1 << (bit % 64)) != 0 {
                 lowered.clear();
                 lowered.push_str(word);
                 lowered.make_ascii_lowercase();
@@ -123,6 +135,16 @@ impl Screen {
                     }))
         })
     }
+}
+
+/// A word's bit in [`Screen::sketch`], from its length and its first and last bytes
+/// lower-cased (so an ASCII word and its lower-cased form share it). Never called on an empty
+/// word.
+fn sketch_bit(word: &[u8]) -> usize {
+    let first = word.first().map_or(0, u8::to_ascii_lowercase) as u64;
+    let last = word.last().map_or(0, u8::to_ascii_lowercase) as u64;
+    let h = (word.len() as u64) | (first << 16) | (last << 32);
+    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
 /// A word's bit in [`Screen::lengths`].
