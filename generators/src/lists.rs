@@ -25,12 +25,24 @@ pub struct ItemTokens {
 /// sum of its words' [`ItemTokens`]: the tokenizer splits before a space that follows the
 /// word's last character.
 pub fn spaced_word(tok: &Tokenizer, word: &str) -> Result<Option<ItemTokens>, GenError> {
-    if word.is_empty() || !tok.counts_add_at(&format!("{word} {word}"), word.len()) {
+    // The rule looks at the word's last character alone: ask it of that character and a space.
+    let Some(last) = word.chars().next_back() else {
+        return Ok(None);
+    };
+    let mut probe = [0u8; 6];
+    let at = last.encode_utf8(&mut probe).len();
+    probe[at] = b' ';
+    probe[at + 1] = b'x';
+    let probe = std::str::from_utf8(&probe[..at + 2]).unwrap_or_default();
+    if !tok.counts_add_at(probe, at) {
         return Ok(None);
     }
+    let mut joined = String::with_capacity(word.len() + 1);
+    joined.push(' ');
+    joined.push_str(word);
     Ok(Some(ItemTokens {
         alone: tok.count(word)?,
-        joined: tok.count(&format!(" {word}"))?,
+        joined: tok.count(&joined)?,
     }))
 }
 
