@@ -317,8 +317,10 @@ pub fn fit_placed(
 
 /// The largest size in `min..=max` whose rendering fits `budget`, for tasks whose size is
 /// discrete (a chain, a list). `render(n)` builds the instance of size n and returns it with its
-/// measured length. The search keeps "lo fits, hi does not", so the result is within one item of
-/// the budget even where length is not perfectly monotone in n.
+/// measured length, or only measures it (sort, cwe and fwe count a try from its items' counts,
+/// then render the size found once). The search keeps "lo fits, hi does not", so the result is
+/// within one item of the budget even where length is not perfectly monotone in n; the sizes it
+/// tries depend only on the lengths measured, so an exact measure finds the same size.
 pub fn largest_fitting<T>(
     min: usize,
     max: usize,
