@@ -443,15 +443,19 @@ fn render_joined_known<S: AsRef<str>>(
         .iter()
         .filter_map(|&i| spans.get(i).copied())
         .collect();
-    let known: Vec<Known> = context_tokens
-        .map(|tokens| Known {
-            start: ctx_start,
-            end: ctx_end,
-            tokens,
-        })
-        .into_iter()
-        .collect();
-    measure(tok, frame, input, (ctx_start, ctx_end), &marks, &known)
+    let known = context_tokens.map(|tokens| Known {
+        start: ctx_start,
+        end: ctx_end,
+        tokens,
+    });
+    measure(
+        tok,
+        frame,
+        input,
+        (ctx_start, ctx_end),
+        &marks,
+        known.as_slice(),
+    )
 }
 
 /// Count `input` (reusing the counts of the `known` ranges) and turn byte spans into token

@@ -311,10 +311,12 @@ impl Run {
     /// size it per row: `--reserve` when given (non-zero), else the target's tokens plus
     /// [`ANSWER_SLACK`].
     pub fn answer_tokens(&self, target: &str) -> Result<u32, GenError> {
-        if self.reserve > 0 {
-            return Ok(u32::try_from(self.reserve).unwrap_or(u32::MAX));
-        }
-        Ok(self.answer_budget(self.tokenizer.count(target)?))
+        let counted = if self.reserve > 0 {
+            0
+        } else {
+            self.tokenizer.count(target)?
+        };
+        Ok(self.answer_budget(counted))
     }
 
     /// [`Run::answer_tokens`] for a target already counted (`target_tokens`).

@@ -310,24 +310,18 @@ impl Tokenizer {
         let mut done = 0usize;
         let cut_at = |at: usize| at == 0 || at == text.len() || openai::is_cut(text, at);
         for k in known {
-            // A range that starts and ends at safe cuts adds its count whole: nothing in it is
-            // tokenized again (unless a mark falls strictly inside it).
-            let after = marks.partition_point(|&m| m <= k.start);
-            let marked = marks.get(after).is_some_and(|&m| m < k.end);
-            if k.start >= done && k.start < k.end && !marked && cut_at(k.start) && cut_at(k.end) {
-                walk.to(done, k.start);
-                while walk.next_mark < marks.len() && marks[walk.next_mark] < k.end {
-                    walk.offsets.push(walk.total);
-                    walk.next_mark += 1;
-                }
-                walk.total += k.tokens;
-                done = k.end;
-                continue;
-            }
             let range = &text[k.start..k.end];
-            let (Some(first), Some(last)) = (openai::first_cut(range), openai::last_cut(range))
-            else {
-                continue;
+            // The stretch whose count is reused: the whole range when both its ends are safe
+            // cuts, else its inside between its first and last safe cut (the edges are then
+            // tokenized with what surrounds them).
+            let whole = cut_at(k.start) && cut_at(k.end);
+            let (first, last) = if whole {
+                (0, range.len())
+            } else {
+                match (openai::first_cut(range), openai::last_cut(range)) {
+                    (Some(first), Some(last)) => (first, last),
+                    _ => continue,
+                }
             };
             let (inner_start, inner_end) = (k.start + first, k.start + last);
             // Marks are ascending: the first one past the inside's start tells.
@@ -337,7 +331,11 @@ impl Tokenizer {
                 continue;
             }
             walk.to(done, inner_start);
-            let edges = enc.count(&range[..first]) + enc.count(&range[last..]);
+            let edges = if whole {
+                0
+            } else {
+                enc.count(&range[..first]) + enc.count(&range[last..])
+            };
             let inside = k.tokens.checked_sub(edges).ok_or_else(|| {
                 TokenizerError::Encode("a known count is smaller than its edges".into())
             })?;

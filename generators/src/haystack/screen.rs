@@ -16,12 +16,8 @@ pub struct Screen {
     words: BTreeSet<String>,
     /// Longer terms as word sequences, indexed by their first word.
     phrases: BTreeMap<String, Vec<Vec<String>>>,
-    /// Bit min(n, 63) is set when a one-word term or a phrase's first word has n bytes: most
-    /// words of a unit are rejected by length before any set lookup.
-    lengths: u64,
-    /// Bit [`sketch_bit`] set for each one-word term and phrase first word: a finer filter
-    /// (length, first and last byte) for the ASCII path, where most words of prose have a
-    /// screened length.
+    /// Bit [`sketch_bit`] set for each one-word term and phrase first word (from its length,
+    /// first and last byte): most words of a unit are rejected before any set lookup.
     sketch: [u64; 4],
 }
 
@@ -45,12 +41,10 @@ impl Screen {
         match words.len() {
             0 => {}
             1 => {
-                self.lengths |= length_bit(&words[0]);
                 self.mark_sketch(&words[0]);
                 self.words.insert(words.remove(0));
             }
             _ => {
-                self.lengths |= length_bit(&words[0]);
                 self.mark_sketch(&words[0]);
                 let first = words[0].clone();
                 self.phrases.entry(first).or_default().push(words);
@@ -59,8 +53,14 @@ impl Screen {
     }
 
     fn mark_sketch(&mut self, word: &str) {
-        let bit = sketch_bit(word.as_bytes());
+        let bit = sketch_bit(word);
         self.sketch[bit / 64] |= 1 << (bit % 64);
+    }
+
+    /// Whether `word` (lower-cased, or ASCII in any case) may be a term or a phrase's start.
+    fn may_start_term(&self, word: &str) -> bool {
+        let bit = sketch_bit(word);
+        self.sketch[bit / 64] & (1 << (bit % 64)) != 0
     }
 
     /// Whether no term is screened.
@@ -98,8 +98,7 @@ impl Screen {
                 return self.conflicts_by_spans(text);
             }
             let word = &text[i..end];
-            let bit = sketch_bit(word.as_bytes());
-            if self.sketch[bit / 64] & (1 << (bit % 64)) != 0 {
+            if self.may_start_term(word) {
                 lowered.clear();
                 lowered.push_str(word);
                 lowered.make_ascii_lowercase();
@@ -125,7 +124,7 @@ impl Screen {
         let word = |&(a, b): &(usize, usize)| &lower[a..b];
         spans.iter().enumerate().any(|(i, span)| {
             let w = word(span);
-            self.lengths & length_bit(w) != 0
+            self.may_start_term(w)
                 && (self.words.contains(w)
                     || self.phrases.get(w).is_some_and(|list| {
                         list.iter().any(|p| {
@@ -138,18 +137,13 @@ impl Screen {
 }
 
 /// A word's bit in [`Screen::sketch`], from its length and its first and last bytes
-/// lower-cased (so an ASCII word and its lower-cased form share it). Never called on an empty
-/// word.
-fn sketch_bit(word: &[u8]) -> usize {
-    let first = word.first().map_or(0, u8::to_ascii_lowercase) as u64;
-    let last = word.last().map_or(0, u8::to_ascii_lowercase) as u64;
-    let h = (word.len() as u64) | (first << 16) | (last << 32);
+/// lower-cased (so an ASCII word and its lower-cased form share it).
+fn sketch_bit(word: &str) -> usize {
+    let bytes = word.as_bytes();
+    let first = bytes.first().map_or(0, u8::to_ascii_lowercase) as u64;
+    let last = bytes.last().map_or(0, u8::to_ascii_lowercase) as u64;
+    let h = (bytes.len() as u64) | (first << 16) | (last << 32);
     (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
-}
-
-/// A word's bit in [`Screen::lengths`].
-fn length_bit(word: &str) -> u64 {
-    1 << word.len().min(63)
 }
 
 /// The lower-cased words of `text`: maximal runs of letters and digits, where digit groups
@@ -167,30 +161,18 @@ fn words_of(text: &str) -> Vec<String> {
 /// [`words_of`] into `lower` (the words, lower-cased, one after another) and `spans` (each
 /// word's byte range in `lower`).
 fn word_spans(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
-    let bytes = text.as_bytes();
     let mut start = lower.len();
     let mut last: Option<char> = None;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        // A run of ASCII letters and digits, nearly all of prose: copied and lower-cased whole.
-        if b.is_ascii_alphanumeric() {
-            let end = bytes[i..]
-                .iter()
-                .position(|c| !c.is_ascii_alphanumeric())
-                .map_or(bytes.len(), |n| i + n);
-            let at = lower.len();
-            lower.push_str(&text[i..end]);
-            lower[at..].make_ascii_lowercase();
-            last = Some(char::from(bytes[end - 1].to_ascii_lowercase()));
-            i = end;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        // ASCII, nearly every character of prose: the same test and lower-casing, without the
+        // Unicode tables.
+        if c.is_ascii_alphanumeric() {
+            let lowered = c.to_ascii_lowercase();
+            lower.push(lowered);
+            last = Some(lowered);
             continue;
         }
-        let c = text[i..]
-            .chars()
-            .next()
-            .unwrap_or(char::REPLACEMENT_CHARACTER);
-        i += c.len_utf8();
         if !c.is_ascii() && c.is_alphanumeric() {
             lower.extend(c.to_lowercase());
             last = lower.chars().next_back();
@@ -199,7 +181,7 @@ fn word_spans(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
         let digit_group = matches!(c, ',' | '_')
             && lower.len() > start
             && last.is_some_and(|d| d.is_ascii_digit())
-            && bytes.get(i).is_some_and(u8::is_ascii_digit);
+            && chars.peek().is_some_and(|d| d.is_ascii_digit());
         if digit_group {
             continue;
         }
@@ -217,64 +199,6 @@ fn word_spans(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The char-by-char original of [`word_spans`].
-    fn word_spans_by_char(text: &str, lower: &mut String, spans: &mut Vec<(usize, usize)>) {
-        let mut start = lower.len();
-        let mut last: Option<char> = None;
-        let mut chars = text.chars().peekable();
-        while let Some(c) = chars.next() {
-            // ASCII, nearly every character of prose: the same test and lower-casing, without the
-            // Unicode tables.
-            if c.is_ascii_alphanumeric() {
-                let lowered = c.to_ascii_lowercase();
-                lower.push(lowered);
-                last = Some(lowered);
-                continue;
-            }
-            if !c.is_ascii() && c.is_alphanumeric() {
-                lower.extend(c.to_lowercase());
-                last = lower.chars().next_back();
-                continue;
-            }
-            let digit_group = matches!(c, ',' | '_')
-                && lower.len() > start
-                && last.is_some_and(|d| d.is_ascii_digit())
-                && chars.peek().is_some_and(|d| d.is_ascii_digit());
-            if digit_group {
-                continue;
-            }
-            if lower.len() > start {
-                spans.push((start, lower.len()));
-                start = lower.len();
-            }
-            last = None;
-        }
-        if lower.len() > start {
-            spans.push((start, lower.len()));
-        }
-    }
-
-    /// The byte-run scan splits and lower-cases exactly as a char-by-char scan, on random
-    /// mixes of letters, digits, digit groups, other scripts and punctuation.
-    #[test]
-    fn word_spans_match_a_char_by_char_scan() {
-        let bits = [
-            "a", "Zeta", "9", "1,234", "_", ",", "-", " ", ".", "É", "ß", "İ", "日本", "😀", "x1",
-            "\n", "ǅ", "Ⅻ", "٣", "'s",
-        ];
-        let mut rng = crate::rng::Rng::from_seed_u64(2, crate::rng::Stream::Content);
-        for _ in 0..20_000 {
-            let text: String = (0..rng.index(12))
-                .map(|_| bits[rng.index(bits.len())])
-                .collect();
-            let (mut lower, mut spans) = ("pre".to_string(), vec![(0, 3)]);
-            word_spans(&text, &mut lower, &mut spans);
-            let (mut want_lower, mut want_spans) = ("pre".to_string(), vec![(0, 3)]);
-            word_spans_by_char(&text, &mut want_lower, &mut want_spans);
-            assert_eq!((lower, spans), (want_lower, want_spans), "{text:?}");
-        }
-    }
 
     /// The ASCII path decides as the general path does, for random screens and texts with
     /// digit groups, phrases, case and other scripts.

@@ -223,14 +223,11 @@ impl Cwe {
     }
 
     fn render(&self, run: &Run, list: &[String]) -> Result<Fitted, GenError> {
-        let lines: Vec<String> = list
-            .iter()
-            .enumerate()
-            .map(|(i, w)| format!("{}. {w}", i + 1))
-            .collect();
+        let order: Vec<usize> = (0..list.len()).collect();
+        let text = NumberedList::text(list, &order);
         let (question, prefix) = self.question();
         let frame = run.frame(&vars([("question", &question)]), &prefix)?;
-        render_facts(&run.tokenizer, &frame, &lines)
+        render_facts(&run.tokenizer, &frame, &[text])
     }
 }
 
