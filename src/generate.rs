@@ -382,7 +382,8 @@ pub fn write_parts(
             }
             let config = plan.config_of(task.as_ref());
             progress.stage(&config);
-            let mut writer = ShardWriter::new(target, &config, split, &layout)?;
+            let mut writer =
+                ShardWriter::new(target, &config, split, &layout)?.with_threads(threads);
             pipeline(
                 pool,
                 hi - lo,

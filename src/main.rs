@@ -26,6 +26,7 @@ mod progress;
 mod prompts;
 mod recipe;
 mod recorded;
+mod row_group;
 mod schema;
 mod score;
 mod sealed;

@@ -7,15 +7,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use arrow::array::LargeStringBuilder;
+use parquet::arrow::arrow_writer::ArrowRowGroupWriterFactory;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use std::sync::Arc;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::manifest::FileEntry;
+use crate::row_group::write_row_group;
 use crate::schema::{schema, to_batch_with_input, Row};
 use crate::usage::usage;
 
@@ -325,10 +328,14 @@ pub struct ShardWriter {
     pending_bytes: usize,
     parts: Vec<ClosedFile>,
     rows: u64,
+    /// Threads that encode a row group's columns.
+    threads: usize,
 }
 
 struct OpenFile {
-    parquet: ArrowWriter<Sink>,
+    parquet: SerializedFileWriter<Sink>,
+    /// Makes each row group's column writers, configured as [`ArrowWriter`] configures them.
+    columns: ArrowRowGroupWriterFactory,
     jsonl: Option<(Sink, PathBuf)>,
     rows: u64,
     bytes: u64,
@@ -408,7 +415,15 @@ impl ShardWriter {
             pending_bytes: 0,
             parts: Vec::new(),
             rows: 0,
+            threads: 1,
         })
+    }
+
+    /// Encode each row group's columns on up to `threads` threads (the run's workers, idle
+    /// when the last row group is written); the bytes are the same for any number.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
     }
 
     fn part_path(&self, k: usize, ext: &str) -> PathBuf {
@@ -448,8 +463,12 @@ impl ShardWriter {
     fn push_row(&mut self, mut row: Row) -> Result<()> {
         if self.current.is_none() {
             let k = self.parts.len();
-            let parquet =
-                ArrowWriter::try_new(self.sink(k, "parquet")?, schema(), Some(self.props.clone()))?;
+            // ArrowWriter sets up the file (the Arrow schema in its metadata) and the column
+            // writers; its row groups are written here, so that their columns encode in
+            // parallel.
+            let (parquet, columns) =
+                ArrowWriter::try_new(self.sink(k, "parquet")?, schema(), Some(self.props.clone()))?
+                    .into_serialized_writer()?;
             let jsonl = if self.jsonl {
                 Some((self.sink(k, "jsonl")?, self.part_path(k, "jsonl")))
             } else {
@@ -457,6 +476,7 @@ impl ShardWriter {
             };
             self.current = Some(OpenFile {
                 parquet,
+                columns,
                 jsonl,
                 rows: 0,
                 bytes: 0,
@@ -499,8 +519,7 @@ impl ShardWriter {
         let input = Arc::new(self.pending_input.finish());
         let batch = to_batch_with_input(&self.pending, input, &self.canary)?;
         if let Some(cur) = self.current.as_mut() {
-            cur.parquet.write(&batch)?;
-            cur.parquet.flush()?;
+            write_row_group(&mut cur.parquet, &cur.columns, &batch, self.threads)?;
         }
         self.pending.clear();
         self.pending_bytes = 0;
