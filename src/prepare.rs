@@ -486,8 +486,9 @@ pub fn entry_of(
             run.reserve
         )));
     }
+    let longest = recipe.lengths.iter().copied().max().unwrap_or(0);
     for (_, part) in &parts {
-        if let Some((maximum, why)) = part.maximum_length(&run).map_err(usage)? {
+        if let Some((maximum, why)) = part.maximum_length(&run, longest).map_err(usage)? {
             if let Some(&long) = recipe.lengths.iter().find(|&&l| l > maximum) {
                 return Err(usage(format!(
                     "--len {long} cannot be reached by {} {} with these options, template, tokenizer and reserve {}: {why}, so the maximum is {maximum} tokens",

@@ -398,9 +398,12 @@ pub trait Task: Send + Sync {
     }
     /// The longest target length this task can fill under `run`, and why no longer one can
     /// be filled, for tasks whose content can run out (a list of distinct items); `None` when
-    /// every length can be filled. Checked before any work, so that a length beyond it is
-    /// refused as bad input rather than answered with rows far shorter than asked.
-    fn maximum_length(&self, _run: &Run) -> Result<Option<(u64, String)>, GenError> {
+    /// every length can be filled, or when the task proves without finding the maximum that
+    /// `wanted` (the longest length the run asks for) can be, so that the check costs what the
+    /// run needs. Checked before any work, so that a length beyond it is refused as bad input
+    /// rather than answered with rows far shorter than asked.
+    fn maximum_length(&self, run: &Run, wanted: u64) -> Result<Option<(u64, String)>, GenError> {
+        let _ = (run, wanted);
         Ok(None)
     }
     /// Generate the instance at `cell`.

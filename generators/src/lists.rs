@@ -25,16 +25,11 @@ pub struct ItemTokens {
 /// sum of its words' [`ItemTokens`]: the tokenizer splits before a space that follows the
 /// word's last character.
 pub fn spaced_word(tok: &Tokenizer, word: &str) -> Result<Option<ItemTokens>, GenError> {
-    // The rule looks at the word's last character alone: ask it of that character and a space.
-    let Some(last) = word.chars().next_back() else {
-        return Ok(None);
-    };
-    let mut probe = [0u8; 6];
-    let at = last.encode_utf8(&mut probe).len();
-    probe[at] = b' ';
-    probe[at + 1] = b'x';
-    let probe = std::str::from_utf8(&probe[..at + 2]).unwrap_or_default();
-    if !tok.counts_add_at(probe, at) {
+    if !word
+        .chars()
+        .next_back()
+        .is_some_and(|last| splits_before_space_after(tok, last))
+    {
         return Ok(None);
     }
     let mut joined = String::with_capacity(word.len() + 1);
@@ -44,6 +39,18 @@ pub fn spaced_word(tok: &Tokenizer, word: &str) -> Result<Option<ItemTokens>, Ge
         alone: tok.count(word)?,
         joined: tok.count(&joined)?,
     }))
+}
+
+/// Whether the tokenizer provably splits before a space that follows `last`, whatever comes
+/// before or after: then a list of space-joined items ending in such characters counts as the
+/// sum of its items' counts, and so as at least a token per item.
+pub fn splits_before_space_after(tok: &Tokenizer, last: char) -> bool {
+    // The rule looks at that character alone: ask it of the character, a space and a letter.
+    let mut probe = [0u8; 6];
+    let at = last.encode_utf8(&mut probe).len();
+    probe[at] = b' ';
+    probe[at + 1] = b'x';
+    std::str::from_utf8(&probe[..at + 2]).is_ok_and(|probe| tok.counts_add_at(probe, at))
 }
 
 /// Tokens of a list of items given in order, when every item has its [`ItemTokens`]: the first

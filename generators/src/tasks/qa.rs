@@ -376,7 +376,7 @@ impl Task for Qa {
         Ok(())
     }
 
-    fn maximum_length(&self, run: &Run) -> Result<Option<(u64, String)>, GenError> {
+    fn maximum_length(&self, run: &Run, _wanted: u64) -> Result<Option<(u64, String)>, GenError> {
         // A token is at least one byte, so the file's paragraphs with their headers bound the
         // tokens any prompt of them can have.
         let docs = self.documents(run)?;

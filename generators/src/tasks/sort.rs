@@ -17,6 +17,7 @@ use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
 
+mod reach;
 mod tries;
 
 const WORDS: &[&str] = &[
@@ -121,8 +122,9 @@ impl SortParams {
 /// An instance's items as drawn so far, with what the draw needs to go on.
 struct ItemStream {
     rng: Rng,
-    /// Items listed (without duplicates); only asked whether it holds an item.
-    seen: HashSet<String, Xxh3DefaultBuilder>,
+    /// Items listed (without duplicates), by [`Sort::item`]'s key; only asked whether it
+    /// holds one.
+    seen: HashSet<u128, Xxh3DefaultBuilder>,
     /// Items listed per digit count, to skip spent counts.
     listed: BTreeMap<u32, u64>,
     out: Vec<String>,
@@ -180,25 +182,6 @@ impl Sort {
         }
     }
 
-    /// The item space in words, for refusals.
-    fn space_name(&self) -> String {
-        match (self.params.words, self.params.digits) {
-            (true, _) => "the words of the word list".to_string(),
-            (false, (1, 1)) => "the numbers of 1 digit".to_string(),
-            (false, (a, b)) if a == b => format!("the numbers of {a} digits"),
-            (false, (a, b)) => format!("the numbers of {a} to {b} digits"),
-        }
-    }
-
-    /// What gives more distinct items, for refusals.
-    fn remedy(&self) -> &'static str {
-        if self.params.words {
-            "allow duplicates for more"
-        } else {
-            "allow duplicates, or widen digits, for more"
-        }
-    }
-
     /// Most items a length-filled list may hold: every distinct item when they are fewer than
     /// [`MAX_ITEMS`] and duplicates are not allowed.
     fn max_items(&self) -> usize {
@@ -209,11 +192,13 @@ impl Sort {
         }
     }
 
-    /// One item; integers take a digit count first (one that `open` allows: without
-    /// duplicates, a count with numbers left), then the digits.
-    fn item(&self, rng: &mut Rng, open: impl Fn(u32) -> bool) -> String {
+    /// One item and a key that only it has (a word's place in the list, a number's value);
+    /// integers take a digit count first (one that `open` allows: without duplicates, a
+    /// count with numbers left), then the digits.
+    fn item(&self, rng: &mut Rng, open: impl Fn(u32) -> bool) -> (String, u128) {
         if self.params.words {
-            return rng.choose(&self.vocab).to_string();
+            let i = rng.index(self.vocab.len());
+            return (self.vocab[i].to_string(), i as u128);
         }
         let d = loop {
             let d = rng.range_inclusive(self.params.digits.0 as u64, self.params.digits.1 as u64)
@@ -223,14 +208,19 @@ impl Sort {
             }
         };
         if d == 1 {
-            return rng.below(10).to_string();
+            let v = rng.below(10);
+            return (v.to_string(), u128::from(v));
         }
         let mut s = String::with_capacity(d as usize);
-        s.push(char::from(b'1' + rng.below(9) as u8));
+        let first = 1 + rng.below(9);
+        let mut value = u128::from(first);
+        s.push(char::from(b'0' + first as u8));
         for _ in 1..d {
-            s.push(char::from(b'0' + rng.below(10) as u8));
+            let digit = rng.below(10);
+            value = value * 10 + u128::from(digit);
+            s.push(char::from(b'0' + digit as u8));
         }
-        s
+        (s, value)
     }
 
     /// The first `n` items of this instance's item stream (a prefix of every longer one).
@@ -257,10 +247,10 @@ impl Sort {
             out,
         } = stream;
         while out.len() < n {
-            let it = self.item(rng, |d| {
+            let (it, key) = self.item(rng, |d| {
                 u128::from(listed.get(&d).copied().unwrap_or(0)) < Self::class_size(d)
             });
-            if self.params.duplicates || seen.insert(it.clone()) {
+            if self.params.duplicates || seen.insert(key) {
                 if !self.params.words {
                     *listed.entry(it.len() as u32).or_insert(0) += 1;
                 }
@@ -399,9 +389,8 @@ impl Sort {
         idx: &[usize],
     ) -> (Vec<String>, String, String, Vec<String>, Vec<String>) {
         let q = self.question();
-        let labels: Vec<String> = (0..items.len()).map(Self::label).collect();
-        let sorted: Vec<String> = idx.iter().map(|&i| items[i].clone()).collect();
         if self.params.output == SortOutput::Keys {
+            let labels: Vec<String> = (0..items.len()).map(Self::label).collect();
             let facts = if self.params.hidden {
                 labels
                     .iter()
@@ -419,6 +408,7 @@ impl Sort {
             let order: Vec<String> = idx.iter().map(|&i| labels[i].clone()).collect();
             (facts, q, order.join(","), order, labels)
         } else {
+            let sorted: Vec<String> = idx.iter().map(|&i| items[i].clone()).collect();
             let facts = if self.params.hidden {
                 items
                     .iter()
@@ -494,45 +484,8 @@ impl Task for Sort {
         Ok((n + 32 + per_item * items) as u64 + answer)
     }
 
-    fn maximum_length(&self, run: &Run) -> Result<Option<(u64, String)>, GenError> {
-        if self.params.hidden || self.params.items.is_some() {
-            return Ok(None); // a haystack fills any length; a fixed list has its own
-        }
-        let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "sort",
-            params: &params,
-            seed: run.seed,
-            length: 0,
-            depth: None,
-            sample: 0,
-        };
-        let n = self.max_items();
-        let items = self.items(n, &coords);
-        let (facts, question, target, ..) = self.render_parts(&items);
-        let frame = self.frame(run, &question)?;
-        // What the model reads and its answer budget, as every row is measured.
-        let full = render_facts(&run.tokenizer, &frame, &facts)?.prompt_tokens
-            + run.answer_tokens(&target)? as usize;
-        // Every distinct item is the same set in any instance, so it fills the same length;
-        // a list of MAX_ITEMS random items varies a little between instances: keep 1 % back.
-        let every = !self.params.duplicates && self.distinct() <= MAX_ITEMS as u128;
-        let reach = if every { full } else { full - full / 100 };
-        // The longest budget whose tolerance window still holds `reach` tokens.
-        let mut budget = reach;
-        while budget + 1 - tolerance(budget + 1) <= reach {
-            budget += 1;
-        }
-        let why = if every {
-            format!(
-                "all {n} distinct items, every one of {} (no duplicates), fill {full} tokens ({})",
-                self.space_name(),
-                self.remedy()
-            )
-        } else {
-            format!("the longest list, {n} items, fills about {reach} tokens")
-        };
-        Ok(Some((budget as u64, why)))
+    fn maximum_length(&self, run: &Run, wanted: u64) -> Result<Option<(u64, String)>, GenError> {
+        self.longest_length(run, wanted)
     }
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
@@ -552,10 +505,12 @@ impl Task for Sort {
             Ok((items, facts, question, target, answers, keys, frame))
         };
         let mut screened = None;
-        let (items, _facts, question, target, answers, keys, fitted) = if self.params.hidden {
+        let (items, question, target, answers, keys, fitted, max_new_tokens) = if self.params.hidden
+        {
             let n = self.params.items.unwrap_or(HIDDEN_ITEMS);
             let (items, facts, question, target, answers, keys, frame) = build(&mut stream, n)?;
-            let budget = total.saturating_sub(run.answer_tokens(&target)? as usize);
+            let answer = run.answer_tokens(&target)?;
+            let budget = total.saturating_sub(answer as usize);
             let haystack = run.required_haystack("hidden sort items")?;
             let mut placement = coords.rng(Stream::Placement);
             let first = cell.depth.unwrap_or(50.0);
@@ -576,10 +531,11 @@ impl Task for Sort {
                 .with_screen(self.screen(&items, &keys));
             let fitted = fit(tok, &frame, &needles, &mut stream, budget)?;
             screened = Some(stream.screened_units());
-            (items, facts, question, target, answers, keys, fitted)
+            (items, question, target, answers, keys, fitted, answer)
         } else if let Some(n) = self.params.items {
             let (items, facts, question, target, answers, keys, frame) = build(&mut stream, n)?;
-            let budget = total.saturating_sub(run.answer_tokens(&target)? as usize);
+            let answer = run.answer_tokens(&target)?;
+            let budget = total.saturating_sub(answer as usize);
             let fitted = render_facts(tok, &frame, &facts)?;
             if cell.length > 0 && fitted.prompt_tokens > budget {
                 return Err(GenError::TooShort {
@@ -587,23 +543,25 @@ impl Task for Sort {
                     needed: fitted.prompt_tokens,
                 });
             }
-            (items, facts, question, target, answers, keys, fitted)
+            (items, question, target, answers, keys, fitted, answer)
         } else {
             let max = self.max_items();
-            let n = self.fill(run, &mut stream, max, total)?;
-            let (items, facts, question, target, answers, keys, frame) = build(&mut stream, n)?;
+            let (n, order, frame) = self.fill(run, &mut stream, max, total)?;
+            stream.out.truncate(n);
+            let items = std::mem::take(&mut stream.out);
+            let (facts, question, target, answers, keys) = self.render_sorted(&items, &order);
             let fitted = render_facts(tok, &frame, &facts)?;
+            let answer = run.answer_tokens(&target)?;
             // `maximum_length` refuses such lengths up front; never write a short row.
-            let filled = fitted.prompt_tokens + run.answer_tokens(&target)? as usize;
+            let filled = fitted.prompt_tokens + answer as usize;
             if n == max && total - filled > tolerance(total) {
                 return Err(GenError::BadParams(format!(
                     "a target of {} tokens cannot be reached: the longest list, {n} items, fills {filled} tokens",
                     cell.length
                 )));
             }
-            (items, facts, question, target, answers, keys, fitted)
+            (items, question, target, answers, keys, fitted, answer)
         };
-        let max_new_tokens = run.answer_tokens(&target)?;
         let mut p = self.content_params();
         p["items"] = json!(items);
         p["count"] = json!(items.len());
@@ -824,6 +782,60 @@ mod tests {
         assert!(words.build().unwrap_err().expected.contains("duplicates"));
     }
 
+    /// The bound that spares drawing the longest list never lets a length past the exact
+    /// maximum: for any length asked, `maximum_length` proves it within reach or gives that
+    /// maximum. Where the encoding proves a token per item, 32k needs no draw.
+    #[test]
+    fn bounded_lengths_never_pass_the_exact_maximum() {
+        use crate::Tokenizer::{Cl100k, Gpt2, O200k};
+        let keys = SortOutput::Keys;
+        let values = SortOutput::Values;
+        for (tok, digits, words, duplicates, reserve, output, spared) in [
+            (O200k, (1, 6), false, false, 0, values, true),
+            (Cl100k, (2, 5), false, false, 0, values, true),
+            (O200k, (1, 1), false, true, 0, values, true),
+            (Cl100k, (1, 1), true, true, 100, values, true),
+            (O200k, (1, 3), false, false, 0, values, false),
+            (O200k, (1, 6), false, false, 0, keys, false),
+            (Gpt2, (1, 6), false, false, 0, values, false),
+        ] {
+            let mut run = run();
+            run.tokenizer = tok;
+            run.reserve = reserve;
+            let sort = SortParams {
+                output,
+                ..params(digits, words, duplicates)
+            }
+            .build()
+            .unwrap();
+            let (max, _) = sort.maximum_length(&run, u64::MAX).unwrap().unwrap();
+            let case = format!(
+                "{:?} {digits:?} words {words} dup {duplicates} {output:?}",
+                run.tokenizer.id()
+            );
+            for wanted in [1, 4096, 32768, max / 2, max - 1, max, max + 1, 2 * max] {
+                match sort.maximum_length(&run, wanted).unwrap() {
+                    None => assert!(wanted <= max, "{case}: {wanted} > {max}"),
+                    Some((got, _)) => assert_eq!(got, max, "{case}"),
+                }
+            }
+            let bound = sort.fills_at_least(&run, sort.max_items());
+            assert_eq!(bound.is_some() && max > 32768, spared, "{case}");
+            assert_eq!(
+                sort.maximum_length(&run, 32768).unwrap().is_none(),
+                spared,
+                "{case}"
+            );
+            if let Some(least) = bound {
+                // max holds what the longest list fills, less 1 % where lists vary.
+                assert!(
+                    (least - least / 100) as u64 <= max,
+                    "{case}: {least} > {max}"
+                );
+            }
+        }
+    }
+
     /// Lists that fill a length stop at the space without duplicates, and only at MAX_ITEMS
     /// with them (they used to stop at the space either way: ten 1-digit items at any length).
     #[test]
@@ -831,7 +843,7 @@ mod tests {
         let run = run();
         let exact = params((1, 3), false, false).build().unwrap();
         assert_eq!(exact.max_items(), 1000);
-        let (longest, why) = exact.maximum_length(&run).unwrap().unwrap();
+        let (longest, why) = exact.maximum_length(&run, u64::MAX).unwrap().unwrap();
         assert!(why.contains("1000 distinct"), "{why}");
         let cell = |length| Cell {
             length,
@@ -845,7 +857,7 @@ mod tests {
         assert!(filled <= budget && filled + tolerance(budget) >= budget);
         let dup = params((1, 1), false, true).build().unwrap();
         assert_eq!(dup.max_items(), MAX_ITEMS);
-        let (longest, _) = dup.maximum_length(&run).unwrap().unwrap();
+        let (longest, _) = dup.maximum_length(&run, u64::MAX).unwrap().unwrap();
         assert!(longest > 50_000, "{longest}");
         let inst = dup.generate(&run, &cell(4096)).unwrap();
         // The list is read and written back: the answer budget takes about half the length.
@@ -858,7 +870,7 @@ mod tests {
         assert!(fixed
             .build()
             .unwrap()
-            .maximum_length(&run)
+            .maximum_length(&run, u64::MAX)
             .unwrap()
             .is_none());
     }

@@ -8,17 +8,19 @@ use crate::{GenError, Run};
 
 impl Sort {
     /// The size of the longest list (at most `max`) whose rendering and answer budget fit
-    /// `total`, tried with [`Tries`].
+    /// `total`, tried with [`Tries`], with its answer order and its frame.
     pub(super) fn fill(
         &self,
         run: &Run,
         stream: &mut ItemStream,
         max: usize,
         total: usize,
-    ) -> Result<usize, GenError> {
+    ) -> Result<(usize, Vec<usize>, crate::Frame), GenError> {
         let mut tries = Tries::new(self, run)?;
         let (n, ()) = largest_fitting(1, max, total, |n| Ok(((), tries.length(stream, n)?)))?;
-        Ok(n)
+        let n = n.min(stream.out.len());
+        let order = tries.answer_order(stream, n);
+        Ok((n, order, tries.frame))
     }
 }
 
@@ -44,16 +46,21 @@ impl<'a> Tries<'a> {
         })
     }
 
+    /// The answer order of the stream's first `n` items (drawn already).
+    fn answer_order(&mut self, stream: &ItemStream, n: usize) -> Vec<usize> {
+        if self.order.len() < n {
+            self.order = self.sort.sorted_order(&stream.out);
+        }
+        self.order.iter().copied().filter(|&i| i < n).collect()
+    }
+
     /// What the list of the stream's first `n` items and its answer budget take: the
     /// prompt's tokens as the model reads them plus the answer budget.
     pub(super) fn length(&mut self, stream: &mut ItemStream, n: usize) -> Result<usize, GenError> {
         let (sort, run, tok) = (self.sort, self.run, &self.run.tokenizer);
         sort.extend(stream, n);
         let n = n.min(stream.out.len());
-        if self.order.len() < n {
-            self.order = sort.sorted_order(&stream.out);
-        }
-        let idx: Vec<usize> = self.order.iter().copied().filter(|&i| i < n).collect();
+        let idx = self.answer_order(stream, n);
         let items = &stream.out[..n];
         if sort.params.output == SortOutput::Values {
             for item in &stream.out[self.item_tokens.len()..] {
