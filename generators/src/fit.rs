@@ -375,6 +375,56 @@ pub fn largest_fitting<T>(
     Ok((lo, lo_item))
 }
 
+/// [`largest_fitting`] for lengths that never fall as the size grows (sort's numbers, counted
+/// from their items). Such a length has one largest size that fits, which every search that
+/// keeps "lo fits, hi does not" finds; this one aims at it by the tokens per item measured
+/// between its tries (the secant), so it tries, and makes, fewer and smaller sizes than
+/// doubling and bisecting do. After 12 aimed tries it bisects, so it always ends.
+pub fn largest_fitting_monotone(
+    min: usize,
+    max: usize,
+    budget: usize,
+    mut length: impl FnMut(usize) -> Result<usize, GenError>,
+) -> Result<usize, GenError> {
+    let first = length(min)?;
+    if first > budget {
+        return Err(GenError::TooShort {
+            budget,
+            needed: first,
+        });
+    }
+    // `lo` fits; `hi`, once tried, does not; `before` is the size that fitted before `lo`.
+    let mut lo = (min, first);
+    let mut hi: Option<(usize, usize)> = None;
+    let mut before: Option<(usize, usize)> = None;
+    for tries in 0.. {
+        let top = hi.map_or(max + 1, |(n, _)| n);
+        if top - lo.0 <= 1 {
+            break;
+        }
+        let aim = |(n, len): (usize, usize)| {
+            // The line through `lo` and another try, at the budget.
+            let per_item = (len.abs_diff(lo.1) as f64 / n.abs_diff(lo.0) as f64).max(0.5);
+            lo.0.saturating_add(((budget - lo.1) as f64 / per_item) as usize)
+        };
+        let n = match (hi, before) {
+            _ if tries >= 12 => lo.0 + (top - lo.0) / 2,
+            (Some(h), _) => aim(h),
+            (None, Some(b)) => aim(b),
+            (None, None) => lo.0 + 16,
+        };
+        let n = n.clamp(lo.0 + 1, top - 1);
+        let len = length(n)?;
+        if len <= budget {
+            before = Some(lo);
+            lo = (n, len);
+        } else {
+            hi = Some((n, len));
+        }
+    }
+    Ok(lo.0)
+}
+
 /// Render a context made only of `facts` (no haystack), one per line, and count it once.
 /// Offsets and depths are reported as [`fit`] does.
 pub fn render_facts(tok: &Tokenizer, frame: &Frame, facts: &[String]) -> Result<Fitted, GenError> {
@@ -512,6 +562,48 @@ mod tests {
     use crate::haystack::{Corpus, Haystack, HaystackKind};
     use crate::rng::{Rng, Stream};
     use std::sync::Arc;
+
+    /// The aimed search finds what doubling and bisecting find on every length that never
+    /// falls (flat runs, jumps, sizes that all fit, none that fit), in fewer tries.
+    #[test]
+    fn aimed_searches_find_the_largest_fitting_size() {
+        let mut d = Rng::from_seed_u64(11, Stream::Content);
+        let (mut aimed_tries, mut bisect_tries) = (0, 0);
+        for case in 0..3000 {
+            let max = 1 + d.index([20, 500, 20_000][case % 3]);
+            let mut lengths = vec![d.index(50)];
+            for _ in 1..max {
+                let step = match d.index(10) {
+                    0 => 0,
+                    1 => d.index(40),
+                    _ => 1 + d.index(4),
+                };
+                lengths.push(lengths.last().copied().unwrap_or(0) + step);
+            }
+            let top = lengths[max - 1];
+            let budget = d.index(top + top / 10 + 2);
+            let min = 1 + d.index(max.min(3));
+            let length = |n: usize| lengths[n - 1];
+            let mut tries = 0;
+            let aimed = largest_fitting_monotone(min, max, budget, |n| {
+                tries += 1;
+                Ok(length(n))
+            });
+            aimed_tries += tries;
+            let mut tries = 0;
+            let bisected = largest_fitting(min, max, budget, |n| {
+                tries += 1;
+                Ok(((), length(n)))
+            });
+            bisect_tries += tries;
+            match (aimed, bisected) {
+                (Ok(a), Ok((b, ()))) => assert_eq!(a, b, "case {case}: budget {budget}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "case {case}"),
+                (a, b) => panic!("case {case}: {a:?} against {:?}", b.map(|(n, ())| n)),
+            }
+        }
+        assert!(aimed_tries * 4 < bisect_tries * 3, "{aimed_tries} against {bisect_tries}");
+    }
 
     fn frame() -> Frame {
         Frame {

@@ -782,6 +782,75 @@ mod tests {
         assert!(words.build().unwrap_err().expected.contains("duplicates"));
     }
 
+    /// Where `never_falls` holds, the length tried never falls as the list grows, at every
+    /// size up to 1200, under both encodings, with duplicates, either order, a reserve and a
+    /// chat template; so the aimed search finds what doubling and bisecting find. Words,
+    /// keyed answers and other tokenizers keep the bisecting search.
+    #[test]
+    fn number_lengths_never_fall_as_lists_grow() {
+        use crate::chat::{ChatTemplate, Reader};
+        use crate::fit::{largest_fitting, largest_fitting_monotone};
+        let chat = std::sync::Arc::new(
+            ChatTemplate::from_bytes(
+                include_bytes!("../../../tests/fixtures/chat/tokenizer_config.json"),
+                "tokenizer_config.json",
+            )
+            .unwrap(),
+        );
+        let mut d = Rng::from_seed_u64(5, Stream::Content);
+        for case in 0..20 {
+            let digits = [(1, 6), (1, 1), (1, 3), (2, 9), (30, 30)][case % 5];
+            let mut p = params(digits, false, digits == (1, 1) || case % 3 == 0);
+            p.descending = case % 2 == 1;
+            let sort = p.build().unwrap();
+            let mut run = run();
+            run.tokenizer = [crate::Tokenizer::O200k, crate::Tokenizer::Cl100k][case % 2].clone();
+            run.reserve = if case % 4 == 1 { 40 } else { 0 };
+            if case % 4 == 3 {
+                run.reader = Reader {
+                    chat: Some(chat.clone()),
+                    system: None,
+                };
+            }
+            let json = canonical_json(&sort.content_params());
+            let mut stream = ItemStream::new(&coords(&json));
+            let mut tries = tries::Tries::new(&sort, &run).unwrap();
+            assert!(tries.never_falls(), "case {case}");
+            let max = sort.max_items().min(1200);
+            let lengths: Vec<usize> = (1..=max)
+                .map(|n| tries.length(&mut stream, n).unwrap())
+                .collect();
+            for (n, pair) in lengths.windows(2).enumerate() {
+                assert!(pair[0] <= pair[1], "case {case}: {} items {pair:?}", n + 1);
+            }
+            for _ in 0..20 {
+                let budget = d.index(lengths[max - 1] + 100);
+                let aimed = largest_fitting_monotone(1, max, budget, |n| Ok(lengths[n - 1]));
+                let bisected = largest_fitting(1, max, budget, |n| Ok(((), lengths[n - 1])));
+                assert_eq!(
+                    aimed.map_err(|e| e.to_string()),
+                    bisected.map(|(n, ())| n).map_err(|e| e.to_string()),
+                    "case {case}, budget {budget}"
+                );
+            }
+        }
+        for (words, output, tok) in [
+            (true, SortOutput::Values, crate::Tokenizer::O200k),
+            (false, SortOutput::Keys, crate::Tokenizer::O200k),
+            (false, SortOutput::Values, crate::Tokenizer::Gpt2),
+        ] {
+            let sort = SortParams {
+                output,
+                ..params((1, 6), words, false)
+            }
+            .build()
+            .unwrap();
+            let mut run = run();
+            run.tokenizer = tok;
+            assert!(!tries::Tries::new(&sort, &run).unwrap().never_falls());
+        }
+    }
+
     /// The bound that spares drawing the longest list never lets a length past the exact
     /// maximum: for any length asked, `maximum_length` proves it within reach or gives that
     /// maximum. Where the encoding proves a token per item, 32k needs no draw.

@@ -2,8 +2,8 @@
 //! computed, so a search draws, orders and counts each item once.
 
 use super::{ItemStream, Sort, SortOutput};
-use crate::fit::{largest_fitting, render_facts, render_joined_counted};
-use crate::lists::{list_tokens, spaced_word, ItemTokens};
+use crate::fit::{largest_fitting, largest_fitting_monotone, render_facts, render_joined_counted};
+use crate::lists::{list_tokens, spaced_word, splits_before_space_after, ItemTokens};
 use crate::{GenError, Run};
 
 impl Sort {
@@ -17,7 +17,11 @@ impl Sort {
         total: usize,
     ) -> Result<(usize, Vec<usize>, crate::Frame), GenError> {
         let mut tries = Tries::new(self, run)?;
-        let (n, ()) = largest_fitting(1, max, total, |n| Ok(((), tries.length(stream, n)?)))?;
+        let n = if tries.never_falls() {
+            largest_fitting_monotone(1, max, total, |n| tries.length(stream, n))?
+        } else {
+            largest_fitting(1, max, total, |n| Ok(((), tries.length(stream, n)?)))?.0
+        };
         let n = n.min(stream.out.len());
         let order = tries.answer_order(stream, n);
         Ok((n, order, tries.frame))
@@ -44,6 +48,18 @@ impl<'a> Tries<'a> {
             order: Vec::new(),
             item_tokens: Vec::new(),
         })
+    }
+
+    /// Whether the length tried never falls as the list grows: true for numbers listed and
+    /// answered as values under an encoding that splits before a space after a digit. Each
+    /// item then adds its own tokens to the list, and to the answer either the same or, when
+    /// it comes first, its tokens alone while the item it displaces gains the space that the
+    /// encoding reads as one token of its own.
+    pub(super) fn never_falls(&self) -> bool {
+        let sort = self.sort;
+        !sort.params.words
+            && sort.params.output == SortOutput::Values
+            && ('0'..='9').all(|d| splits_before_space_after(&self.run.tokenizer, d))
     }
 
     /// The answer order of the stream's first `n` items (drawn already).
