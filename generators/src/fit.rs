@@ -602,7 +602,10 @@ mod tests {
                 (a, b) => panic!("case {case}: {a:?} against {:?}", b.map(|(n, ())| n)),
             }
         }
-        assert!(aimed_tries * 4 < bisect_tries * 3, "{aimed_tries} against {bisect_tries}");
+        assert!(
+            aimed_tries * 4 < bisect_tries * 3,
+            "{aimed_tries} against {bisect_tries}"
+        );
     }
 
     fn frame() -> Frame {
