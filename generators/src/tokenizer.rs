@@ -366,6 +366,16 @@ impl Tokenizer {
             && openai::is_cut(text, at)
     }
 
+    /// Whether a space before an ASCII digit is a token of its own, apart from the digit and
+    /// whatever follows it: `count(" " + text)` is then `1 + count(text)` for any `text` that
+    /// starts with an ASCII digit. True for the OpenAI encodings: in both patterns a match
+    /// that takes a space takes after it only letters (the letter runs' optional first
+    /// character), punctuation (` ?[^\s\p{L}\p{N}]+`) or more whitespace, never a digit,
+    /// and matching from the digit on reads nothing before it; a lone space is a token.
+    pub fn space_splits_before_digit(&self) -> bool {
+        matches!(self, Tokenizer::O200k | Tokenizer::Cl100k)
+    }
+
     /// Tokens of `whole`, which holds at byte `at` a text of `inner_len` bytes whose count is
     /// `inner_tokens`: what the model reads around a counted prompt (an answer prefix after
     /// it, a chat template around it). With `special`, special-token strings are recognised as

@@ -4,9 +4,8 @@
 //! descending; output the sorted values or, in the keyed form, the labels ordered by their
 //! values. Answers are written without brackets so harnesses never parse them as lists.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-
-use xxhash_rust::xxh3::Xxh3DefaultBuilder;
+use std::collections::{BTreeSet, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::json;
 
@@ -124,10 +123,35 @@ struct ItemStream {
     rng: Rng,
     /// Items listed (without duplicates), by [`Sort::item`]'s key; only asked whether it
     /// holds one.
-    seen: HashSet<u128, Xxh3DefaultBuilder>,
-    /// Items listed per digit count, to skip spent counts.
-    listed: BTreeMap<u32, u64>,
+    seen: HashSet<u128, BuildHasherDefault<KeyHasher>>,
+    /// Items listed per digit count (at most 30), to skip spent counts.
+    listed: [u64; 31],
     out: Vec<String>,
+    /// Each item's key, in the items' order: keys order items as [`Sort::cmp`] does.
+    keys: Vec<u128>,
+}
+
+/// Hashes an item's key with one folded multiply; the set is only asked about membership,
+/// so the hash never shows in the output.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u128(u128::from(self.0) << 8 | u128::from(b));
+        }
+    }
+
+    fn write_u128(&mut self, key: u128) {
+        let x = (key as u64) ^ ((key >> 64) as u64).rotate_left(29) ^ self.0;
+        let m = u128::from(x) * 0x9E37_79B9_7F4A_7C15;
+        self.0 = (m as u64) ^ ((m >> 64) as u64);
+    }
 }
 
 impl ItemStream {
@@ -135,8 +159,9 @@ impl ItemStream {
         ItemStream {
             rng: coords.rng(Stream::Content),
             seen: HashSet::default(),
-            listed: BTreeMap::new(),
+            listed: [0; 31],
             out: Vec::new(),
+            keys: Vec::new(),
         }
     }
 }
@@ -192,8 +217,9 @@ impl Sort {
         }
     }
 
-    /// One item and a key that only it has (a word's place in the list, a number's value);
-    /// integers take a digit count first (one that `open` allows: without duplicates, a
+    /// One item and a key that only it has and that orders items as [`Sort::cmp`] does (a
+    /// word's place in the word list, which is in byte order; a number's value); integers
+    /// take a digit count first (one that `open` allows: without duplicates, a
     /// count with numbers left), then the digits.
     fn item(&self, rng: &mut Rng, open: impl Fn(u32) -> bool) -> (String, u128) {
         if self.params.words {
@@ -245,16 +271,21 @@ impl Sort {
             seen,
             listed,
             out,
+            keys,
         } = stream;
+        if !self.params.duplicates {
+            seen.reserve(n.saturating_sub(out.len()));
+        }
         while out.len() < n {
             let (it, key) = self.item(rng, |d| {
-                u128::from(listed.get(&d).copied().unwrap_or(0)) < Self::class_size(d)
+                u128::from(listed[d as usize]) < Self::class_size(d)
             });
             if self.params.duplicates || seen.insert(key) {
                 if !self.params.words {
-                    *listed.entry(it.len() as u32).or_insert(0) += 1;
+                    listed[it.len()] += 1;
                 }
                 out.push(it);
+                keys.push(key);
             }
         }
     }
@@ -780,6 +811,34 @@ mod tests {
             ..params((1, 1), true, false)
         };
         assert!(words.build().unwrap_err().expected.contains("duplicates"));
+    }
+
+    /// The search's answer order (item keys, merged as the stream grows) is the order that
+    /// sorting the items themselves gives, for words and numbers, with duplicates, either way.
+    #[test]
+    fn keyed_answer_orders_sort_as_items_do() {
+        let mut d = Rng::from_seed_u64(8, Stream::Content);
+        for case in 0..40 {
+            let mut p = params(
+                [(1, 6), (1, 1), (1, 3), (28, 30)][case % 4],
+                case % 5 == 0,
+                false,
+            );
+            p.duplicates = case % 3 == 0 || p.digits == (1, 1);
+            p.descending = case % 2 == 1;
+            let sort = p.build().unwrap();
+            let run = run();
+            let json = canonical_json(&sort.content_params());
+            let mut stream = ItemStream::new(&coords(&json));
+            let mut tries = tries::Tries::new(&sort, &run).unwrap();
+            for _ in 0..8 {
+                let n = 1 + d.index(sort.max_items().min(3000));
+                sort.extend(&mut stream, n);
+                let n = n.min(stream.out.len());
+                let got = tries.answer_order(&stream, n);
+                assert_eq!(got, sort.sorted_order(&stream.out[..n]), "case {case}, {n}");
+            }
+        }
     }
 
     /// Where `never_falls` holds, the length tried never falls as the list grows, at every

@@ -35,7 +35,8 @@ pub(super) struct Tries<'a> {
     sort: &'a Sort,
     run: &'a Run,
     frame: crate::Frame,
-    order: Vec<usize>,
+    /// Every item drawn, as (key flipped for descending order, index), in answer order.
+    order: Vec<(u128, usize)>,
     item_tokens: Vec<Option<ItemTokens>>,
 }
 
@@ -62,12 +63,33 @@ impl<'a> Tries<'a> {
             && ('0'..='9').all(|d| splits_before_space_after(&self.run.tokenizer, d))
     }
 
-    /// The answer order of the stream's first `n` items (drawn already).
-    fn answer_order(&mut self, stream: &ItemStream, n: usize) -> Vec<usize> {
-        if self.order.len() < n {
-            self.order = self.sort.sorted_order(&stream.out);
+    /// The answer order of the stream's first `n` items (drawn already): by their keys
+    /// (flipped for descending order), ties by index. Items drawn since the last call are
+    /// sorted alone and merged in.
+    pub(super) fn answer_order(&mut self, stream: &ItemStream, n: usize) -> Vec<usize> {
+        let have = self.order.len();
+        if have < stream.keys.len() {
+            let descending = self.sort.params.descending;
+            let mut new: Vec<(u128, usize)> = stream.keys[have..]
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| (if descending { u128::MAX - k } else { k }, have + i))
+                .collect();
+            new.sort_unstable();
+            let old = std::mem::take(&mut self.order);
+            self.order = Vec::with_capacity(old.len() + new.len());
+            let (mut a, mut b) = (old.into_iter().peekable(), new.into_iter().peekable());
+            while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+                let next = if x <= y { a.next() } else { b.next() };
+                self.order.extend(next);
+            }
+            self.order.extend(a.chain(b));
         }
-        self.order.iter().copied().filter(|&i| i < n).collect()
+        self.order
+            .iter()
+            .map(|&(_, i)| i)
+            .filter(|&i| i < n)
+            .collect()
     }
 
     /// What the list of the stream's first `n` items and its answer budget take: the
