@@ -398,8 +398,8 @@ pub fn largest_fitting_monotone(
     let mut hi: Option<(usize, usize)> = None;
     let mut before: Option<(usize, usize)> = None;
     for tries in 0.. {
-        let top = hi.map_or(max + 1, |(n, _)| n);
-        if top - lo.0 <= 1 {
+        let top = hi.map_or(max.saturating_add(1), |(n, _)| n);
+        if top.saturating_sub(lo.0) <= 1 {
             break;
         }
         let aim = |(n, len): (usize, usize)| {
@@ -606,6 +606,8 @@ mod tests {
             aimed_tries * 4 < bisect_tries * 3,
             "{aimed_tries} against {bisect_tries}"
         );
+        // A range empty past its first size gives that size, without wrapping around.
+        assert_eq!(largest_fitting_monotone(5, 3, 100, Ok).unwrap(), 5);
     }
 
     fn frame() -> Frame {
