@@ -64,6 +64,9 @@ impl Sort {
         // many 32k rows: lengths that a bound proves within reach need not wait for it.
         if let Some(least) = self.fills_at_least(run, n) {
             if wanted <= keep(least) as u64 {
+                // The frame is still rendered with the real question, so that a template that
+                // fails on it is refused up front, as the full check refused it.
+                self.frame(run, &self.question())?;
                 return Ok(None);
             }
         }
