@@ -121,7 +121,20 @@ pub struct Coordinates<'a> {
     pub sample: u64,
 }
 
-impl Coordinates<'_> {
+impl<'a> Coordinates<'a> {
+    /// The first sample at no length and no depth: the instance a task draws when it sizes
+    /// its content before any work (the shortest or longest length it can fill).
+    pub fn sizing(task: &'a str, params: &'a str, seed: Seed) -> Self {
+        Coordinates {
+            task,
+            params,
+            seed,
+            length: 0,
+            depth: None,
+            sample: 0,
+        }
+    }
+
     /// A 256-bit key for this instance, stable across platforms and versions of this crate's
     /// dependencies (xxh3 is a fixed algorithm).
     ///

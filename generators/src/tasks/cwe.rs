@@ -261,14 +261,7 @@ impl Task for Cwe {
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "cwe",
-            params: &params,
-            seed: run.seed,
-            length: 0,
-            depth: None,
-            sample: 0,
-        };
+        let coords = Coordinates::sizing("cwe", &params, run.seed);
         let mut words = WordStream::new(&self.real, &coords);
         words.extend(self.params.common as usize + 1);
         let fitted = self.render(run, &self.list(&words.out, &coords))?;

@@ -208,14 +208,7 @@ impl Task for Fwe {
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "fwe",
-            params: &params,
-            seed: run.seed,
-            length: 0,
-            depth: None,
-            sample: 0,
-        };
+        let coords = Coordinates::sizing("fwe", &params, run.seed);
         // The vocabulary grows with the budget, and the smallest size with it: estimate at a
         // small budget, then again at that estimate.
         let mut minimum = 0u64;

@@ -485,14 +485,7 @@ impl Task for NeedleChain {
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "needlechain",
-            params: &params,
-            seed: run.seed,
-            length: 0,
-            depth: None,
-            sample: 0,
-        };
+        let coords = Coordinates::sizing("needlechain", &params, run.seed);
         let k = self.params.chain.unwrap_or(if self.params.diluted {
             DILUTED_CHAIN
         } else {

@@ -71,14 +71,7 @@ impl Sort {
             }
         }
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates {
-            task: "sort",
-            params: &params,
-            seed: run.seed,
-            length: 0,
-            depth: None,
-            sample: 0,
-        };
+        let coords = Coordinates::sizing("sort", &params, run.seed);
         let items = self.items(n, &coords);
         let (facts, question, target, ..) = self.render_parts(&items);
         let frame = self.frame(run, &question)?;
