@@ -964,6 +964,39 @@ mod tests {
         }
     }
 
+    /// The same promise over random options: every length the bound lets through without
+    /// drawing the longest list (those up to the bound itself) is within the exact maximum.
+    #[test]
+    fn random_options_never_let_a_length_past_the_exact_maximum() {
+        let mut d = Rng::from_seed_u64(21, Stream::Content);
+        for case in 0..10 {
+            let lo = 1 + d.index(30) as u32;
+            let hi = (lo + d.index(6) as u32).min(30);
+            let mut p = params((lo, hi), d.index(4) == 0, d.index(2) == 0);
+            p.descending = d.index(2) == 0;
+            let sort = p.build().unwrap();
+            let mut run = run();
+            run.tokenizer = [crate::Tokenizer::O200k, crate::Tokenizer::Cl100k][case % 2].clone();
+            run.reserve = [0, 0, 1, 700][d.index(4)];
+            let (max, _) = sort.maximum_length(&run, u64::MAX).unwrap().unwrap();
+            let Some(least) = sort.fills_at_least(&run, sort.max_items()) else {
+                panic!("case {case}: values under an OpenAI encoding have a bound");
+            };
+            let edge = (least - least / 100) as u64;
+            for wanted in [
+                1 + d.index(edge as usize) as u64,
+                edge,
+                edge + 1,
+                max,
+                max + 1,
+            ] {
+                if sort.maximum_length(&run, wanted).unwrap().is_none() {
+                    assert!(wanted <= max, "case {case} {p:?}: {wanted} > {max}");
+                }
+            }
+        }
+    }
+
     /// Lists that fill a length stop at the space without duplicates, and only at MAX_ITEMS
     /// with them (they used to stop at the space either way: ten 1-digit items at any length).
     #[test]
