@@ -1,55 +1,29 @@
 //! `gen`: the command-line shell around `needlework-generators`.
 //!
-//! Arguments are parsed, then validated into one checked job before anything is written; bad
-//! input exits 2 with one line, runtime failures exit 1, and no partial dataset is ever left.
+//! The layers, top down: `cli` and `tasks` (clap's definitions and the conversion of raw
+//! arguments into one checked, clap-free configuration), `run` (prepare, generate, shards,
+//! fresh splits), `dataset` (the files and how they are written and read), `check` (verify)
+//! and `harness` (export, score, inspect). Bad input exits 2 with one line, runtime failures
+//! exit 1, and no partial dataset is ever left.
 
+// One module-file style: a module with children is `name/mod.rs`.
+#![warn(clippy::self_named_module_files)]
+
+mod check;
 mod cli;
-mod command;
-mod corpus;
-mod dataset_files;
-mod disjoint;
-mod export;
-mod find_inputs;
-mod fresh;
-mod generate;
-mod head;
-mod heatmap;
-mod inspect;
-mod manifest;
-mod merge;
-mod options;
-mod parquet_read;
-mod paths;
-mod prepare;
-mod private;
-mod progress;
-mod prompts;
-mod recipe;
-mod recorded;
-mod row_group;
-mod schema;
-mod score;
-mod sealed;
-mod shard;
-mod spec;
-mod suite;
-mod suite_file;
-mod suite_options;
-mod tally;
+mod dataset;
+mod harness;
+mod run;
+mod tasks;
 mod usage;
-mod verify;
-mod writer;
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use needlework_generators::{tasks, templates, tokenizer};
 
+use cli::command::CommandLine;
 use cli::{Cli, Command};
 use usage::{usage, UsageError};
-
-/// The most worker threads `--threads` takes.
-const MAX_THREADS: usize = 1024;
 
 /// Print an error as one line: line breaks inside it become spaces.
 fn one_line(msg: &str) -> String {
@@ -107,9 +81,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let task = match &cli.command {
+        Command::Task(t) => Some(t.name()),
+        _ => None,
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
+            let e = match task {
+                Some(t) => tasks::worded(e, t),
+                None => e,
+            };
             if let Some(u) = e.downcast_ref::<UsageError>() {
                 eprintln!("error: {}", one_line(&u.to_string()));
                 ExitCode::from(2)
@@ -121,60 +103,67 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether a run found everything intact: exit 0, else 1.
+fn intact(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// A dataset directory's manifest must be there before a command reads it.
+fn dataset_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    if dir.join("manifest.json").exists() {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "{} is not a needlework dataset: it has no manifest.json",
+            dir.display()
+        )))
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Task(t) => {
+            let (params, config) = t.resolve()?;
+            let job = run::prepare::build_job(params, &config)?;
+            run::generate::generate(job, &CommandLine)?;
+        }
+        Command::Suite(args) => {
+            let job = cli::suite::build_suite_job(&args)?;
+            run::generate::generate(job, &CommandLine)?;
+        }
+        Command::Merge(args) => run::merge::merge(&args.options())?,
         Command::Verify(args) => {
-            if !args.dir.join("manifest.json").exists() {
-                return Err(usage(format!(
-                    "{} is not a needlework dataset: it has no manifest.json",
-                    args.dir.display()
-                )));
-            }
-            check_threads(args.threads)?;
-            let ok = verify::verify(
-                &args.dir,
-                args.threads,
-                args.quiet,
-                &args.inputs,
-                args.seed_file.as_deref(),
-            )?;
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            dataset_dir(&args.dir)?;
+            let options = check::verify::VerifyOptions {
+                threads: cli::common::threads(args.threads)?,
+                quiet: args.quiet,
+                inputs: args.inputs.paths(),
+                seed_file: args.seed_file.as_deref(),
+                commands: &CommandLine,
+            };
+            return Ok(intact(check::verify::verify(&args.dir, &options)?));
         }
         Command::Reveal(args) => {
-            let ok = sealed::reveal(&args.dir, &args.seed_file)?;
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            return Ok(intact(check::sealed::reveal(&args.dir, &args.seed_file)?));
         }
-        Command::Export(args) => {
-            export::export(
-                &args.harness,
-                &args.dir,
-                args.name.as_deref(),
-                args.chat_template.as_ref(),
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Export(args) => harness::export::export(
+            &args.harness,
+            &args.dir,
+            args.name.as_deref(),
+            args.chat_template.as_ref(),
+        )?,
         Command::Score(args) => {
-            if !args.dir.join("manifest.json").exists() {
-                return Err(usage(format!(
-                    "{} is not a needlework dataset: it has no manifest.json",
-                    args.dir.display()
-                )));
-            }
+            dataset_dir(&args.dir)?;
             let out = args.out.clone().unwrap_or_else(|| args.dir.join("scores"));
-            let options = score::Options {
+            let options = harness::score::Options {
                 quiet: args.quiet,
                 only_present: args.only_present,
             };
-            score::score(&args.dir, &args.predictions, &out, options)?;
-            Ok(ExitCode::SUCCESS)
+            harness::score::score(&args.dir, &args.predictions, &out, options)?;
         }
         Command::Inspect(args) => {
             if !args.path.exists() {
@@ -186,140 +175,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if args.path.is_dir() && args.path.join("manifest.json").exists() {
                 // A dataset's manifest must be readable; a bare directory of Parquet files is
                 // inspected as such.
-                manifest::Manifest::read(&args.path)?;
+                dataset::manifest::Manifest::read(&args.path)?;
             }
             if args.prompts {
-                prompts::print_prompts(&args.path, args.chat_template.as_ref())?;
+                harness::prompts::print_prompts(&args.path, args.chat_template.as_ref())?;
             } else if args.chat_template.is_some() {
                 return Err(usage("--chat-template applies only with --prompts"));
             } else {
-                inspect::inspect(&args.path)?;
+                harness::inspect::inspect(&args.path)?;
             }
-            Ok(ExitCode::SUCCESS)
         }
-        Command::Suite(args) => {
-            let job = suite::build_suite_job(&args)?;
-            generate::generate(job)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Merge(args) => {
-            merge::merge(&args)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::List(args) => {
-            list(args.what.as_deref())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        generating => match options::task_command(&generating) {
-            Some((options, common)) => generate_task(options?, &common),
-            None => Err(anyhow::anyhow!("no command handles {generating:?}")),
-        },
+        Command::List(args) => cli::list::list(args.what.as_deref())?,
     }
-}
-
-/// Validate a generating command into a job, then run it.
-fn generate_task(
-    options: needlework_generators::tasks::TaskParams,
-    common: &cli::CommonArgs,
-) -> anyhow::Result<ExitCode> {
-    check_threads(common.threads)?;
-    let job = prepare::build_job(options, common)?;
-    generate::generate(job)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--threads`, when given, is 1 to [`MAX_THREADS`].
-fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
-    match threads {
-        Some(n) if n == 0 || n > MAX_THREADS => Err(usage(format!(
-            "invalid --threads {n}: expected 1 to {MAX_THREADS}"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-fn list(what: Option<&str>) -> anyhow::Result<()> {
-    let all = what.is_none();
-    let what = what.unwrap_or("");
-    if !all
-        && !matches!(
-            what,
-            "tasks" | "tokenizers" | "haystacks" | "templates" | "suites" | "needles"
-        )
-    {
-        return Err(usage(format!(
-            "invalid list '{what}': expected tasks, tokenizers, haystacks, templates, suites or needles"
-        )));
-    }
-    if all || what == "tasks" {
-        println!("tasks:");
-        for (name, about) in tasks::TASKS {
-            println!("  {name:<12} {about}");
-        }
-    }
-    if all || what == "tokenizers" {
-        println!("tokenizers:");
-        for (name, about) in tokenizer::BUILTIN_TOKENIZERS {
-            println!("  {name:<12} {about}");
-        }
-        println!(
-            "  {:<12} any Hugging Face tokenizer.json, loaded offline",
-            "PATH"
-        );
-    }
-    if all || what == "haystacks" {
-        println!("haystacks:");
-        for (name, about) in [
-            (
-                "generated",
-                "our own prose with names, numbers and dates, new for every seed (default)",
-            ),
-            ("noise", "a few plain sentences, repeated"),
-            (
-                "needles",
-                "distractor needles of the same form as the real one (niah)",
-            ),
-            (
-                "PATH",
-                "a .txt file, a directory of .txt, file.jsonl[:field], file.parquet[:column]",
-            ),
-        ] {
-            println!("  {name:<12} {about}");
-        }
-    }
-    if all || what == "suites" {
-        println!("suites:");
-        for (name, _, about) in suite::BUILTIN_SUITES {
-            println!("  {name:<12} {about}");
-        }
-        println!(
-            "  {:<12} a suite file: shared keys, then [[task]] tables",
-            "FILE.toml"
-        );
-    }
-    if all || what == "templates" {
-        println!("templates:");
-        for (task, name, _) in templates::BUILTIN {
-            println!("  {task}/{name}");
-        }
-    }
-    if all || what == "needles" {
-        use needlework_generators::tasks::niah::latent::Latent;
-        println!("needles (niah --needle):");
-        println!(
-            "  {:<12} \"One of the access codes assigned to KEY is VALUE.\" (default; niah/default)",
-            "code"
-        );
-        println!(
-            "  {:<12} no word shared with the question; one associative hop (niah/latent)",
-            "latent"
-        );
-        for t in Latent::new().tables {
-            println!("    {:<18} {} rows", t.name, t.entries.len());
-        }
-        println!(
-            "  --confusers N  near-miss facts beside code needles: near_key, superseded, negated"
-        );
-    }
-    Ok(())
 }

@@ -10,13 +10,13 @@
 //! ```
 //! use needlework_generators::tasks::niah::{NiahParams, NiahVariant};
 //! use needlework_generators::tasks::{Part, TaskParams};
-//! use needlework_generators::{templates, Cell, Haystack, HaystackKind, Run, Template, Tokenizer};
+//! use needlework_generators::{tasks, Cell, Haystack, HaystackKind, Run, Template, Tokenizer};
 //!
 //! let params = TaskParams::Niah(NiahParams::variant(NiahVariant::Single));
 //! let Part { task, .. } = params.parts().unwrap().remove(0);
 //! let tokenizer = Tokenizer::builtin("o200k").unwrap();
 //! let haystack = Haystack::prepare(HaystackKind::Noise, None, &tokenizer).unwrap();
-//! let source = templates::builtin("niah", "default").unwrap();
+//! let source = tasks::builtin_template("niah", "default").unwrap();
 //! let run = Run {
 //!     template: Template::compile("niah/default", source).unwrap(),
 //!     haystack: Some(haystack),
@@ -32,21 +32,20 @@
 //! assert!(instance.input.contains(&instance.answers[0]));
 //! ```
 #![warn(missing_docs)]
+// One module-file style: a module with children is `name/mod.rs`.
+#![warn(clippy::self_named_module_files)]
 
 #[macro_use]
 pub mod choice;
-pub mod bignum;
 pub mod chat;
 pub mod fit;
-pub mod fresh;
 pub mod hash;
 pub mod haystack;
-pub mod lists;
+pub mod identity;
 pub mod rng;
 pub mod scoring;
 pub mod tasks;
 pub mod template;
-pub mod templates;
 pub mod tokenizer;
 
 use thiserror::Error;
@@ -235,6 +234,21 @@ impl Instance {
     }
 }
 
+impl Instance {
+    /// [`Instance::at`] holding a fitted prompt: its text, its two counts and where its
+    /// needles fell, so a task adds only its question, answers and facts.
+    pub fn fitted(task: &dyn Task, run: &Run, cell: &Cell, fitted: fit::Fitted) -> Instance {
+        Instance {
+            input: fitted.input,
+            length: fitted.length as u64,
+            prompt_tokens: fitted.prompt_tokens as u64,
+            needle_offsets: fitted.needle_offsets,
+            needle_depths: fitted.needle_depths,
+            ..Instance::at(task, run, cell)
+        }
+    }
+}
+
 /// Coordinates of one instance within a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cell {
@@ -411,13 +425,28 @@ pub trait Task: Send + Sync {
     /// The instance's identity keys, from its recorded columns (a row read back from any
     /// dataset gives the same keys as the instance made it): a split kept disjoint from
     /// others shares no key with them. Each key is tagged with its kind (`pair:`, `value:`);
-    /// the caller keeps tasks apart. The default, [`fresh::default_identity`], is every
+    /// the caller keeps tasks apart. The default, [`identity::default_identity`], is every
     /// recorded fact but the haystack screen: same facts, same instance. A task overrides it
     /// with what makes two of its instances the same for a model that has seen one (niah: any
     /// key–value pair or value; posgen: the seed tuple), and returns no key for an instance
     /// that has none to share.
     fn identity(&self, instance: &Instance) -> Vec<String> {
-        fresh::default_identity(instance)
+        identity::default_identity(instance)
+    }
+    /// Whether the task's haystack is a file of documents and questions (qa's SQuAD or
+    /// HotpotQA file), read in place of prose; a front end then loads it as documents.
+    fn reads_documents(&self) -> bool {
+        false
+    }
+    /// Whether the task takes the `needles` haystack (distractors of its own needle's form).
+    fn takes_needle_haystack(&self) -> bool {
+        false
+    }
+    /// The RULER task this one reproduces over `haystack`, by RULER's name (`niah_single_2`,
+    /// `vt`), or `None`: harnesses lay out and name a config by it.
+    fn ruler_task(&self, haystack: tasks::RulerHaystack) -> Option<&'static str> {
+        let _ = haystack;
+        None
     }
     /// Whether a no-context control row means anything for this task: true where the input
     /// holds a context the question is asked about; false where the question is the whole

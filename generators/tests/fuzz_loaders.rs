@@ -8,7 +8,7 @@ use needlework_generators::haystack::sentences::split_document;
 use needlework_generators::tasks::niah::{NiahParams, NiahVariant};
 use needlework_generators::tasks::TaskParams;
 use needlework_generators::{
-    templates, Cell, Corpus, Haystack, HaystackKind, Run, Template, Tokenizer,
+    tasks, Cell, Corpus, Haystack, HaystackKind, Run, Template, Tokenizer,
 };
 use proptest::prelude::*;
 
@@ -43,7 +43,7 @@ fn cases(default: u32) -> u32 {
 
 fn niah_run(tokenizer: Tokenizer, haystack: Haystack) -> Run {
     Run {
-        template: Template::compile("niah", templates::builtin("niah", "default").unwrap())
+        template: Template::compile("niah", tasks::builtin_template("niah", "default").unwrap())
             .unwrap(),
         haystack: Some(haystack),
         tokenizer,

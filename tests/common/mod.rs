@@ -8,7 +8,7 @@ use arrow::record_batch::RecordBatch;
 
 /// The reader `gen` uses, compiled into the tests too: a row the tests read is a row as `gen`
 /// reads it, and the reader is exercised on every dataset the tests write.
-#[path = "../../src/parquet_read.rs"]
+#[path = "../../src/dataset/parquet_read.rs"]
 pub mod parquet_read;
 
 use parquet_read::{Columns, ParquetFile};

@@ -9,12 +9,24 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::fit::{largest_fitting, render_facts, render_joined_counted, Fitted};
-use crate::lists::NumberedList;
+use crate::fit::lists::NumberedList;
+use crate::fit::render::{render_facts, render_joined_counted};
+use crate::fit::search::{largest_list, ListLength};
+use crate::fit::Fitted;
 use crate::rng::{Coordinates, Rng, Stream};
+use crate::tasks::Params;
 use crate::template::{vars, Frame, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
+
+/// The task's name: its command, its manifests' tag and the key of its random streams.
+pub const NAME: &str = "cwe";
+/// One line saying what the task is.
+pub const ABOUT: &str =
+    "common words extraction: name the words a long list repeats most often (RULER)";
+/// The task's built-in templates, (name, source), the first its default.
+pub const TEMPLATES: &[(&str, &str)] =
+    &[("default", include_str!("../../templates/cwe/default.j2"))];
 
 const REAL_WORDS: &[&str] = &[
     include_str!("../../haystacks/vocab/list_words.txt"),
@@ -60,9 +72,11 @@ impl Default for CweParams {
     }
 }
 
-impl CweParams {
+impl Params for CweParams {
+    type Built = Cwe;
+
     /// Check every parameter and make the task.
-    pub fn build(&self) -> Result<Cwe, ParamError> {
+    fn build(&self) -> Result<Cwe, ParamError> {
         if self.common == 0 || self.common > MAX_COMMON {
             return Err(ParamError::new(
                 "common",
@@ -231,9 +245,42 @@ impl Cwe {
     }
 }
 
+/// One list-size search: the words drawn so far and the counts of their numbered lines.
+struct Tries<'a> {
+    cwe: &'a Cwe,
+    run: &'a Run,
+    frame: Frame,
+    coords: &'a Coordinates<'a>,
+    words: WordStream,
+    counts: NumberedList,
+}
+
+impl ListLength for Tries<'_> {
+    fn counted(&mut self, rare: usize) -> Result<Option<usize>, GenError> {
+        let n = self.cwe.params.common as usize + rare;
+        self.words.extend(n);
+        let order = self.cwe.order(n, self.coords);
+        let prompt = self.cwe.counted(
+            self.run,
+            &self.frame,
+            &self.words.out,
+            &order,
+            &mut self.counts,
+        )?;
+        Ok(prompt.map(|p| p + self.run.reserve as usize))
+    }
+
+    fn rendered(&mut self, rare: usize) -> Result<usize, GenError> {
+        let n = self.cwe.params.common as usize + rare;
+        self.words.extend(n);
+        let list = self.cwe.list(&self.words.out[..n], self.coords);
+        Ok(self.cwe.render(self.run, &list)?.prompt_tokens + self.run.reserve as usize)
+    }
+}
+
 impl Task for Cwe {
     fn name(&self) -> &'static str {
-        "cwe"
+        NAME
     }
 
     fn variant(&self) -> String {
@@ -245,6 +292,12 @@ impl Task for Cwe {
 
     fn params(&self) -> serde_json::Value {
         self.content_params()
+    }
+
+    /// RULER's common words: 10 common words repeated 30 times among words repeated 3 times.
+    fn ruler_task(&self, _: crate::tasks::RulerHaystack) -> Option<&'static str> {
+        let p = &self.params;
+        ((p.common, p.common_repeats, p.rare_repeats) == (10, 30, 3)).then_some(NAME)
     }
 
     fn uses_haystack(&self) -> bool {
@@ -261,7 +314,7 @@ impl Task for Cwe {
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates::sizing("cwe", &params, run.seed);
+        let coords = Coordinates::sizing(NAME, &params, run.seed);
         let mut words = WordStream::new(&self.real, &coords);
         words.extend(self.params.common as usize + 1);
         let fitted = self.render(run, &self.list(&words.out, &coords))?;
@@ -271,28 +324,20 @@ impl Task for Cwe {
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = run.coordinates("cwe", &params, cell);
+        let coords = run.coordinates(NAME, &params, cell);
         let common = self.params.common as usize;
-        let mut words = WordStream::new(&self.real, &coords);
-        let reserve = run.reserve as usize;
         let max = MAX_RARE.min(cell.length as usize / self.params.rare_repeats as usize + 1);
         let (question, answer_prefix) = self.question();
-        let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
-        // Each try counts the list from its line numbers' and words' own counts; the list
-        // found is rendered and counted whole once more.
-        let mut counts = NumberedList::default();
-        let (rare, ()) = largest_fitting(1, max.max(1), cell.length as usize, |n| {
-            words.extend(common + n);
-            let order = self.order(common + n, &coords);
-            let prompt = match self.counted(run, &frame, &words.out, &order, &mut counts)? {
-                Some(prompt) => prompt,
-                None => {
-                    let list = self.list(&words.out[..common + n], &coords);
-                    self.render(run, &list)?.prompt_tokens
-                }
-            };
-            Ok(((), prompt + reserve))
-        })?;
+        let mut tries = Tries {
+            cwe: self,
+            run,
+            frame: run.frame(&vars([("question", &question)]), &answer_prefix)?,
+            coords: &coords,
+            words: WordStream::new(&self.real, &coords),
+            counts: NumberedList::default(),
+        };
+        let rare = largest_list(1, max.max(1), cell.length as usize, &mut tries)?;
+        let words = tries.words;
         let list = self.list(&words.out[..common + rare], &coords);
         let fitted = self.render(run, &list)?;
         let answers: Vec<String> = words.out[..common].to_vec();
@@ -300,17 +345,16 @@ impl Task for Cwe {
         p["rare"] = json!(rare);
         p["words"] = json!(list);
         p["ignored"] = json!([] as [String; 0]);
+        // The list is the context, not a needle in it.
+        let fitted = fitted.keep_needles(false);
         Ok(Instance {
-            input: fitted.input,
             question,
             answer_prefix,
             target: answers.join(", "),
             answers,
             metric: Metric::All,
-            length: fitted.length as u64,
-            prompt_tokens: fitted.prompt_tokens as u64,
             params: canonical_json(&p),
-            ..Instance::at(self, run, cell)
+            ..Instance::fitted(self, run, cell, fitted)
         })
     }
 }
@@ -336,14 +380,18 @@ pub fn most_frequent(words: &[String], ignored: &[String], n: usize) -> Option<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{templates, Template, Tokenizer};
+
+    use crate::{Template, Tokenizer};
 
     fn run(tok: Tokenizer, seed: u64) -> Run {
         Run {
             haystack: None,
             tokenizer: tok,
-            template: Template::compile("cwe", templates::builtin("cwe", "default").unwrap())
-                .unwrap(),
+            template: Template::compile(
+                NAME,
+                crate::tasks::builtin_template(NAME, "default").unwrap(),
+            )
+            .unwrap(),
             seed: seed.into(),
             reserve: 120,
             reader: Default::default(),
@@ -405,7 +453,7 @@ mod tests {
             );
             let task = CweParams::default().build().unwrap();
             let coords = Coordinates {
-                task: "cwe",
+                task: NAME,
                 params: "{}",
                 seed: seed.into(),
                 length: 0,
@@ -434,7 +482,7 @@ mod tests {
     fn long_lists_coin_distinct_words() {
         let task = CweParams::default().build().unwrap();
         let coords = Coordinates {
-            task: "cwe",
+            task: NAME,
             params: "{}",
             seed: 1.into(),
             length: 0,

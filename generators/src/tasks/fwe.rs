@@ -11,12 +11,23 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::fit::{largest_fitting, render_facts, render_joined_counted, Fitted};
-use crate::lists::{list_tokens, spaced_word, ItemTokens};
+use crate::fit::lists::{list_tokens, spaced_word, ItemTokens};
+use crate::fit::render::{render_facts, render_joined_counted};
+use crate::fit::search::{largest_list, ListLength};
+use crate::fit::Fitted;
 use crate::rng::{Coordinates, Stream};
+use crate::tasks::Params;
 use crate::template::{vars, Frame, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
+
+/// The task's name: its command, its manifests' tag and the key of its random streams.
+pub const NAME: &str = "fwe";
+/// One line saying what the task is.
+pub const ABOUT: &str = "frequent words extraction: name the most frequent coded words of a Zipf-distributed text (RULER)";
+/// The task's built-in templates, (name, source), the first its default.
+pub const TEMPLATES: &[(&str, &str)] =
+    &[("default", include_str!("../../templates/fwe/default.j2"))];
 
 /// RULER's answer budget for frequent words extraction.
 pub const MAX_NEW_TOKENS: u32 = 50;
@@ -45,9 +56,11 @@ impl Default for FweParams {
     }
 }
 
-impl FweParams {
+impl Params for FweParams {
+    type Built = Fwe;
+
     /// Check every parameter and make the task.
-    pub fn build(&self) -> Result<Fwe, ParamError> {
+    fn build(&self) -> Result<Fwe, ParamError> {
         if !(self.alpha >= 1.0 && self.alpha <= 4.0) {
             return Err(ParamError::new(
                 "alpha",
@@ -181,9 +194,34 @@ impl Fwe {
     }
 }
 
+/// One text-size search: the vocabulary and each word's count after a space.
+struct Tries<'a> {
+    fwe: &'a Fwe,
+    run: &'a Run,
+    frame: Frame,
+    coords: &'a Coordinates<'a>,
+    vocab: &'a [String],
+    word_tokens: Vec<Option<ItemTokens>>,
+}
+
+impl ListLength for Tries<'_> {
+    fn counted(&mut self, n: usize) -> Result<Option<usize>, GenError> {
+        let order = self.fwe.order(n, self.vocab.len(), self.coords);
+        let prompt =
+            self.fwe
+                .counted(self.run, &self.frame, self.vocab, &self.word_tokens, &order)?;
+        Ok(prompt.map(|p| p + self.run.reserve as usize))
+    }
+
+    fn rendered(&mut self, n: usize) -> Result<usize, GenError> {
+        let text = self.fwe.text(self.vocab, n, self.coords);
+        Ok(self.fwe.render(self.run, &text)?.prompt_tokens + self.run.reserve as usize)
+    }
+}
+
 impl Task for Fwe {
     fn name(&self) -> &'static str {
-        "fwe"
+        NAME
     }
 
     fn variant(&self) -> String {
@@ -192,6 +230,12 @@ impl Task for Fwe {
 
     fn params(&self) -> serde_json::Value {
         self.content_params()
+    }
+
+    /// RULER's frequent words: Zipf counts with alpha 2, the top 3 asked.
+    fn ruler_task(&self, _: crate::tasks::RulerHaystack) -> Option<&'static str> {
+        let p = &self.params;
+        (p.alpha == 2.0 && p.top == 3).then_some(NAME)
     }
 
     fn uses_haystack(&self) -> bool {
@@ -208,7 +252,7 @@ impl Task for Fwe {
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates::sizing("fwe", &params, run.seed);
+        let coords = Coordinates::sizing(NAME, &params, run.seed);
         // The vocabulary grows with the budget, and the smallest size with it: estimate at a
         // small budget, then again at that estimate.
         let mut minimum = 0u64;
@@ -225,33 +269,27 @@ impl Task for Fwe {
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = run.coordinates("fwe", &params, cell);
+        let coords = run.coordinates(NAME, &params, cell);
         let budget = (cell.length as usize).saturating_sub(run.reserve as usize);
         let vocab = self.vocabulary(self.vocab_size(budget), &coords);
-        let reserve = run.reserve as usize;
         let min = self.smallest_size(vocab.len());
         // Every word is at least one token: no more words than the length.
         let max = (cell.length as usize + 1).max(min);
         // Each try counts the text from its words' own counts (they are joined by spaces);
         // the text found is rendered and counted whole once more.
-        let tok = &run.tokenizer;
         let (question, answer_prefix) = self.question();
-        let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
-        let word_tokens = vocab
-            .iter()
-            .map(|w| spaced_word(tok, w))
-            .collect::<Result<Vec<_>, _>>()?;
-        let (n, ()) = largest_fitting(min, max, cell.length as usize, |n| {
-            let order = self.order(n, vocab.len(), &coords);
-            let prompt = match self.counted(run, &frame, &vocab, &word_tokens, &order)? {
-                Some(prompt) => prompt,
-                None => {
-                    self.render(run, &self.text(&vocab, n, &coords))?
-                        .prompt_tokens
-                }
-            };
-            Ok(((), prompt + reserve))
-        })?;
+        let mut tries = Tries {
+            fwe: self,
+            run,
+            frame: run.frame(&vars([("question", &question)]), &answer_prefix)?,
+            coords: &coords,
+            word_tokens: vocab
+                .iter()
+                .map(|w| spaced_word(&run.tokenizer, w))
+                .collect::<Result<Vec<_>, _>>()?,
+            vocab: &vocab,
+        };
+        let n = largest_list(min, max, cell.length as usize, &mut tries)?;
         let list = self.text(&vocab, n, &coords);
         let fitted = self.render(run, &list)?;
         let top = self.params.top as usize;
@@ -261,17 +299,16 @@ impl Task for Fwe {
         p["vocabulary"] = json!(vocab.len());
         p["words"] = json!(list);
         p["ignored"] = json!([NOISE]);
+        // The list is the context, not a needle in it.
+        let fitted = fitted.keep_needles(false);
         Ok(Instance {
-            input: fitted.input,
             question,
             answer_prefix,
             target: answers.join(", "),
             answers,
             metric: Metric::All,
-            length: fitted.length as u64,
-            prompt_tokens: fitted.prompt_tokens as u64,
             params: canonical_json(&p),
-            ..Instance::at(self, run, cell)
+            ..Instance::fitted(self, run, cell, fitted)
         })
     }
 }
@@ -279,15 +316,19 @@ impl Task for Fwe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::tasks::cwe::most_frequent;
-    use crate::{templates, Template, Tokenizer};
+    use crate::{Template, Tokenizer};
 
     fn run(tok: Tokenizer, seed: u64) -> Run {
         Run {
             haystack: None,
             tokenizer: tok,
-            template: Template::compile("fwe", templates::builtin("fwe", "default").unwrap())
-                .unwrap(),
+            template: Template::compile(
+                NAME,
+                crate::tasks::builtin_template(NAME, "default").unwrap(),
+            )
+            .unwrap(),
             seed: seed.into(),
             reserve: 50,
             reader: Default::default(),
@@ -308,7 +349,7 @@ mod tests {
             let fwe = FweParams::default().build().unwrap();
             let json = canonical_json(&fwe.content_params());
             let coords = Coordinates {
-                task: "fwe",
+                task: NAME,
                 params: &json,
                 seed: seed.into(),
                 length: 0,

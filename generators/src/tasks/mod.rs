@@ -29,7 +29,8 @@ pub struct Part {
 }
 
 impl Part {
-    fn of(task: impl Task + 'static) -> Part {
+    /// A part written to the run's split.
+    pub fn of(task: impl Task + 'static) -> Part {
         Part {
             split: None,
             task: Box::new(task),
@@ -37,131 +38,127 @@ impl Part {
     }
 }
 
-/// What every parameter struct provides, so the registry can dispatch to it.
+/// What RULER calls the haystack a config was made over, which with the task's parameters
+/// names the RULER task it reproduces ([`Task::ruler_task`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RulerHaystack {
+    /// Repeated filler sentences (ours: `noise`).
+    Noise,
+    /// Running prose (RULER: Paul Graham's essays; ours: `generated`, or a corpus).
+    Essay,
+    /// Distractor needles (ours: `needles`).
+    Needle,
+    /// No haystack.
+    None,
+}
+
+impl RulerHaystack {
+    /// The kind of a recipe's haystack, by the name or path the recipe records.
+    pub fn of(recipe_haystack: &str) -> RulerHaystack {
+        match recipe_haystack {
+            "noise" => RulerHaystack::Noise,
+            "needles" => RulerHaystack::Needle,
+            "none" | "" => RulerHaystack::None,
+            _ => RulerHaystack::Essay,
+        }
+    }
+}
+
+/// What a parameter struct's `build` makes: one task, or one per config (babilong's bAbI
+/// tasks), each becoming a part of the dataset.
+pub trait Built {
+    /// The parts, in generation order.
+    fn into_task_parts(self) -> Vec<Part>;
+}
+
+impl<T: Task + 'static> Built for T {
+    fn into_task_parts(self) -> Vec<Part> {
+        vec![Part::of(self)]
+    }
+}
+
+impl<T: Task + 'static> Built for Vec<T> {
+    fn into_task_parts(self) -> Vec<Part> {
+        self.into_iter().map(Part::of).collect()
+    }
+}
+
+/// What every parameter struct provides, so the registry can dispatch to it. Each task
+/// implements it beside its parameters; most need only `build`.
 pub trait Params {
-    /// Check every parameter and make the parts a dataset of these parameters holds.
-    fn parts(&self) -> Result<Vec<Part>, ParamError>;
+    /// What [`Params::build`] makes.
+    type Built: Built;
+    /// Check every parameter and make the task (or tasks).
+    fn build(&self) -> Result<Self::Built, ParamError>;
+    /// The parts (configs and their splits) a dataset of these parameters holds, in order.
+    fn parts(&self) -> Result<Vec<Part>, ParamError> {
+        Ok(self.build()?.into_task_parts())
+    }
     /// Whether the task has a size of its own, so that a length target is optional (posgen
     /// sequences, arith operands, a fixed number of sort items in plain text).
     fn native_size(&self) -> bool {
         false
     }
-}
-
-impl Params for niah::NiahParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(vec![Part::of(self.build()?)])
+    /// Whether a length of 0 means something (babilong's story alone, with no filler).
+    fn zero_length(&self) -> bool {
+        false
     }
 }
 
-impl Params for needlechain::NeedlechainParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(vec![Part::of(self.build()?)])
-    }
-}
-
-impl Params for posgen::PosgenParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        let both = self.split == posgen::PosgenSplit::Both;
-        Ok(self
-            .build()?
-            .into_iter()
-            .map(|task| Part {
-                split: both.then(|| {
-                    if task.split == "train" {
-                        "train"
-                    } else {
-                        "test"
-                    }
-                }),
-                task: Box::new(task),
-            })
-            .collect())
-    }
-
-    fn native_size(&self) -> bool {
-        true
-    }
-}
-
-impl Params for sort::SortParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(vec![Part::of(self.build()?)])
-    }
-
-    fn native_size(&self) -> bool {
-        self.items.is_some() && !self.hidden
-    }
-}
-
-impl Params for arith::ArithParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(vec![Part::of(self.build()?)])
-    }
-
-    fn native_size(&self) -> bool {
-        self.op != arith::Op::Sum
-    }
-}
-
-impl Params for vt::VtParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(vec![Part::of(self.build()?)])
-    }
-}
-
-impl Params for cwe::CweParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(vec![Part::of(self.build()?)])
-    }
-}
-
-impl Params for fwe::FweParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(vec![Part::of(self.build()?)])
-    }
-}
-
-impl Params for qa::QaParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(vec![Part::of(self.build()?)])
-    }
-}
-
-impl Params for babilong::params::BabilongParams {
-    fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        Ok(self.build()?.into_iter().map(Part::of).collect())
-    }
-}
-
-/// Declares the registry: `Variant(ParamsType) = "name", "one-line description"`.
+/// Declares the registry, one line per task module: `module => Variant(ParamsType)`. The
+/// module's `NAME` is the task's name (its serde tag, command and random-stream key), `ABOUT`
+/// its one-line description and `TEMPLATES` its built-in templates, the first its default.
 macro_rules! tasks {
-    ($($variant:ident($params:ty) = $name:literal, $about:literal;)+) => {
+    ($($module:ident => $variant:ident($params:ty);)+) => {
         /// Every task's parameters: what a recipe, a manifest or a suite entry names. Serialized
         /// with the task's name under `task` beside its fields, as manifests hold it.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "task", rename_all = "snake_case")]
         pub enum TaskParams {
             $(
-                #[doc = $about]
+                #[doc = concat!("`", stringify!($module), "`: see [`", stringify!($module), "`].")]
                 $variant($params),
             )+
         }
 
         /// Names and one-line descriptions of the tasks, in registry order.
-        pub const TASKS: &[(&str, &str)] = &[$(($name, $about)),+];
+        pub const TASKS: &[(&str, &str)] = &[$(($module::NAME, $module::ABOUT)),+];
+
+        /// The built-in templates of the task named `task`, (name, source), the first its
+        /// default; empty for an unknown task.
+        pub fn templates(task: &str) -> &'static [(&'static str, &'static str)] {
+            $(if task == $module::NAME {
+                return $module::TEMPLATES;
+            })+
+            &[]
+        }
 
         impl TaskParams {
             /// The task's name (`niah`).
             pub fn name(&self) -> &'static str {
                 match self {
-                    $(TaskParams::$variant(_) => $name,)+
+                    $(TaskParams::$variant(_) => $module::NAME,)+
                 }
             }
 
-            fn as_params(&self) -> &dyn Params {
+            /// Check every parameter and make the parts (configs and their splits), in order.
+            pub fn parts(&self) -> Result<Vec<Part>, ParamError> {
                 match self {
-                    $(TaskParams::$variant(p) => p,)+
+                    $(TaskParams::$variant(p) => p.parts(),)+
+                }
+            }
+
+            /// Whether the task has a size of its own, so that a length target is optional.
+            pub fn native_size(&self) -> bool {
+                match self {
+                    $(TaskParams::$variant(p) => p.native_size(),)+
+                }
+            }
+
+            /// Whether a length of 0 means something for the task (a story with no filler).
+            pub fn zero_length(&self) -> bool {
+                match self {
+                    $(TaskParams::$variant(p) => p.zero_length(),)+
                 }
             }
         }
@@ -169,38 +166,24 @@ macro_rules! tasks {
 }
 
 tasks! {
-    Niah(niah::NiahParams) = "niah",
-        "needle in a haystack: find the values of keys hidden in long text (RULER's NIAH family)";
-    Needlechain(needlechain::NeedlechainParams) = "needlechain",
-        "a context made only of relevant facts: salary chains (NeedleChain) or kinship chains (Ancestral Trace)";
-    Posgen(posgen::PosgenParams) = "posgen",
-        "position generalisation: integer sequences mod m where each token depends on earlier ones";
-    Sort(sort::SortParams) = "sort",
-        "sort N numbers or words (or labels by value), optionally hidden in a haystack";
-    Arith(arith::ArithParams) = "arith",
-        "add, subtract or multiply at any digit count and layout; or sum numbers hidden in text";
-    Babilong(babilong::params::BabilongParams) = "babilong",
-        "bAbI reasoning stories (qa1-qa20) simulated afresh and hidden in text of any length (BABILong)";
-    Vt(vt::VtParams) = "vt",
-        "variable tracking: chains of assignments hidden in text; name every variable holding a value (RULER)";
-    Cwe(cwe::CweParams) = "cwe",
-        "common words extraction: name the words a long list repeats most often (RULER)";
-    Fwe(fwe::FweParams) = "fwe",
-        "frequent words extraction: name the most frequent coded words of a Zipf-distributed text (RULER)";
-    Qa(qa::QaParams) = "qa",
-        "document QA over your SQuAD or HotpotQA file: gold paragraphs among distractors, at any depth (RULER)";
+    niah => Niah(niah::NiahParams);
+    needlechain => Needlechain(needlechain::NeedlechainParams);
+    posgen => Posgen(posgen::PosgenParams);
+    sort => Sort(sort::SortParams);
+    arith => Arith(arith::ArithParams);
+    babilong => Babilong(babilong::params::BabilongParams);
+    vt => Vt(vt::VtParams);
+    cwe => Cwe(cwe::CweParams);
+    fwe => Fwe(fwe::FweParams);
+    qa => Qa(qa::QaParams);
 }
 
-impl TaskParams {
-    /// Check every parameter and make the parts (configs and their splits), in order.
-    pub fn parts(&self) -> Result<Vec<Part>, ParamError> {
-        self.as_params().parts()
-    }
-
-    /// Whether the task has a size of its own, so that a length target is optional.
-    pub fn native_size(&self) -> bool {
-        self.as_params().native_size()
-    }
+/// The built-in template `name` of `task`.
+pub fn builtin_template(task: &str, name: &str) -> Option<&'static str> {
+    templates(task)
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
 }
 
 #[cfg(test)]

@@ -12,12 +12,24 @@
 
 use serde_json::json;
 
-use crate::fit::{largest_fitting, render_facts, Fitted};
+use crate::fit::render::render_facts;
+use crate::fit::search::largest_fitting;
+use crate::fit::Fitted;
 use crate::rng::{Coordinates, Seed, Stream};
+use crate::tasks::{Params, Part};
 use crate::template::{vars, Vars};
 use crate::Frame;
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
+
+/// The task's name: its command, its manifests' tag and the key of its random streams.
+pub const NAME: &str = "posgen";
+/// One line saying what the task is.
+pub const ABOUT: &str =
+    "position generalisation: integer sequences mod m where each token depends on earlier ones";
+/// The task's built-in templates, (name, source), the first its default.
+pub const TEMPLATES: &[(&str, &str)] =
+    &[("default", include_str!("../../templates/posgen/default.j2"))];
 
 choice! {
     /// How each token depends on earlier ones.
@@ -87,9 +99,11 @@ pub struct PosgenParams {
     pub explain: bool,
 }
 
-impl PosgenParams {
+impl Params for PosgenParams {
+    type Built = Vec<PosGen>;
+
     /// Check every parameter and make one task per split: `both` gives train then test.
-    pub fn build(&self) -> Result<Vec<PosGen>, ParamError> {
+    fn build(&self) -> Result<Vec<PosGen>, ParamError> {
         let (modulus, near, far) = (self.modulus, self.near, self.far);
         if !(2..=1_000_000).contains(&modulus) {
             return Err(ParamError::new("modulus", modulus, "2 to 1000000"));
@@ -131,6 +145,28 @@ impl PosgenParams {
                 explain: self.explain,
             })
             .collect())
+    }
+
+    fn parts(&self) -> Result<Vec<Part>, ParamError> {
+        let both = self.split == PosgenSplit::Both;
+        Ok(self
+            .build()?
+            .into_iter()
+            .map(|task| Part {
+                split: both.then(|| {
+                    if task.split == "train" {
+                        "train"
+                    } else {
+                        "test"
+                    }
+                }),
+                task: Box::new(task),
+            })
+            .collect())
+    }
+
+    fn native_size(&self) -> bool {
+        true
     }
 }
 
@@ -375,7 +411,7 @@ impl Tuples<'_> {
         let m = task.modulus;
         let seed_len = task.near + task.far;
         let mut rng = Coordinates {
-            task: "posgen",
+            task: NAME,
             params: &self.params,
             seed: self.master,
             length: 0,
@@ -446,7 +482,7 @@ impl Permutation {
 impl Task for PosGen {
     /// The seed tuple.
     fn identity(&self, instance: &Instance) -> Vec<String> {
-        crate::fresh::fact_key(instance, "seed", "seed_tokens")
+        crate::identity::fact_key(instance, "seed", "seed_tokens")
     }
 
     /// The seed is the whole prompt: there is no question to ask without it.
@@ -455,7 +491,7 @@ impl Task for PosGen {
     }
 
     fn name(&self) -> &'static str {
-        "posgen"
+        NAME
     }
 
     fn variant(&self) -> String {
@@ -540,16 +576,14 @@ impl Task for PosGen {
         p["sequence"] = json!(sequence);
         p["ood_from"] = json!(self.train_len);
         p["positions"] = json!(native);
+        let fitted = fitted.keep_needles(false);
         Ok(Instance {
-            input: fitted.input,
             target,
             answers: continuation,
             metric: Metric::Exact,
             max_new_tokens,
-            length: fitted.length as u64,
-            prompt_tokens: fitted.prompt_tokens as u64,
             params: canonical_json(&p),
-            ..Instance::at(self, run, cell)
+            ..Instance::fitted(self, run, cell, fitted)
         })
     }
 }

@@ -16,13 +16,23 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::fit::{render_joined, tolerance, Fitted};
+use crate::fit::render::render_joined;
+use crate::fit::{tolerance, Fitted};
 use crate::haystack::documents::{DocFormat, DocQuestion, Documents};
 use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
+use crate::tasks::Params;
 use crate::template::{vars, Vars};
 use crate::tokenizer::Tokenizer;
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
+
+/// The task's name: its command, its manifests' tag and the key of its random streams.
+pub const NAME: &str = "qa";
+/// One line saying what the task is.
+pub const ABOUT: &str = "document QA over your SQuAD or HotpotQA file: gold paragraphs among distractors, at any depth (RULER)";
+/// The task's built-in templates, (name, source), the first its default.
+pub const TEMPLATES: &[(&str, &str)] =
+    &[("default", include_str!("../../templates/qa/default.j2"))];
 
 /// RULER's answer budget for QA.
 pub const MAX_NEW_TOKENS: u32 = 32;
@@ -86,9 +96,11 @@ impl std::str::FromStr for QaFormat {
     }
 }
 
-impl QaParams {
+impl Params for QaParams {
+    type Built = Qa;
+
     /// Check every parameter and make the task (the file is checked when the run is prepared).
-    pub fn build(&self) -> Result<Qa, ParamError> {
+    fn build(&self) -> Result<Qa, ParamError> {
         Ok(Qa {
             params: self.clone(),
         })
@@ -187,7 +199,7 @@ impl Qa {
     }
 
     fn documents<'r>(&self, run: &'r Run) -> Result<&'r Documents, GenError> {
-        let docs = run.required_haystack("qa")?.documents().ok_or_else(|| {
+        let docs = run.required_haystack(NAME)?.documents().ok_or_else(|| {
             GenError::BadParams(
                 "qa reads its documents from a SQuAD or HotpotQA file, not from a text haystack"
                     .into(),
@@ -311,7 +323,7 @@ fn header_tokens(tok: &Tokenizer, number: usize) -> Result<usize, GenError> {
 
 impl Task for Qa {
     fn name(&self) -> &'static str {
-        "qa"
+        NAME
     }
 
     fn variant(&self) -> String {
@@ -325,6 +337,20 @@ impl Task for Qa {
 
     fn params(&self) -> serde_json::Value {
         self.content_params()
+    }
+
+    fn reads_documents(&self) -> bool {
+        true
+    }
+
+    /// RULER's qa_1 (SQuAD) and qa_2 (HotpotQA), scored by "a gold answer occurs": an exact
+    /// match config is another task.
+    fn ruler_task(&self, _: crate::tasks::RulerHaystack) -> Option<&'static str> {
+        match (self.params.exact, self.params.format) {
+            (true, _) => None,
+            (false, QaFormat::Squad) => Some("qa_1"),
+            (false, QaFormat::Hotpotqa) => Some("qa_2"),
+        }
     }
 
     fn uses_haystack(&self) -> bool {
@@ -394,7 +420,7 @@ impl Task for Qa {
         let docs = self.documents(run)?;
         let tok = &run.tokenizer;
         let params = canonical_json(&self.content_params());
-        let coords = run.coordinates("qa", &params, cell);
+        let coords = run.coordinates(NAME, &params, cell);
         let q = &docs.questions[self.question_index(run, docs, cell.slot)?];
         let (question, answer_prefix) = Self::question_text(q);
         let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
@@ -498,7 +524,6 @@ impl Task for Qa {
         p["screened_documents"] = json!(fill.screened);
         p["next_document_tokens"] = json!(next_document_tokens);
         Ok(Instance {
-            input: fitted.input,
             question,
             answer_prefix,
             target: answers[0].clone(),
@@ -508,12 +533,8 @@ impl Task for Qa {
             } else {
                 Metric::Any
             },
-            length: fitted.length as u64,
-            prompt_tokens: fitted.prompt_tokens as u64,
-            needle_offsets: fitted.needle_offsets,
-            needle_depths: fitted.needle_depths,
             params: canonical_json(&p),
-            ..Instance::at(self, run, cell)
+            ..Instance::fitted(self, run, cell, fitted)
         })
     }
 

@@ -13,9 +13,18 @@ use serde_json::json;
 use crate::fit::{fit_placed, NeedleSpec, Placement};
 use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
+use crate::tasks::Params;
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
+
+/// The task's name: its command, its manifests' tag and the key of its random streams.
+pub const NAME: &str = "vt";
+/// One line saying what the task is.
+pub const ABOUT: &str = "variable tracking: chains of assignments hidden in text; name every variable holding a value (RULER)";
+/// The task's built-in templates, (name, source), the first its default.
+pub const TEMPLATES: &[(&str, &str)] =
+    &[("default", include_str!("../../templates/vt/default.j2"))];
 
 /// RULER's answer budget for variable tracking.
 pub const MAX_NEW_TOKENS: u32 = 30;
@@ -42,9 +51,11 @@ impl Default for VtParams {
     }
 }
 
-impl VtParams {
+impl Params for VtParams {
+    type Built = Vt;
+
     /// Check every parameter and make the task.
-    pub fn build(&self) -> Result<Vt, ParamError> {
+    fn build(&self) -> Result<Vt, ParamError> {
         if self.chains == 0 || self.chains > MAX_CHAINS {
             return Err(ParamError::new(
                 "chains",
@@ -188,7 +199,7 @@ impl Vt {
 
 impl Task for Vt {
     fn name(&self) -> &'static str {
-        "vt"
+        NAME
     }
 
     fn variant(&self) -> String {
@@ -197,6 +208,12 @@ impl Task for Vt {
 
     fn params(&self) -> serde_json::Value {
         self.content_params()
+    }
+
+    /// RULER's variable tracking: one chain of four hops, in noise.
+    fn ruler_task(&self, haystack: crate::tasks::RulerHaystack) -> Option<&'static str> {
+        let p = &self.params;
+        ((p.chains, p.hops, haystack) == (1, 4, crate::tasks::RulerHaystack::Noise)).then_some(NAME)
     }
 
     fn uses_haystack(&self) -> bool {
@@ -219,7 +236,7 @@ impl Task for Vt {
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
         let params = canonical_json(&self.content_params());
         let coords = Coordinates {
-            task: "vt",
+            task: NAME,
             params: &params,
             seed: run.seed,
             length: 0,
@@ -239,7 +256,7 @@ impl Task for Vt {
 
     fn generate(&self, run: &Run, cell: &Cell) -> Result<Instance, GenError> {
         let params = canonical_json(&self.content_params());
-        let coords = run.coordinates("vt", &params, cell);
+        let coords = run.coordinates(NAME, &params, cell);
         let c = self.content(&coords);
         let (question, answer_prefix) = self.question(&c);
         let frame = run.frame(&vars([("question", &question)]), &answer_prefix)?;
@@ -253,7 +270,7 @@ impl Task for Vt {
             })
             .collect();
         let budget = cell.length.saturating_sub(run.reserve) as usize;
-        let haystack = run.required_haystack("vt")?;
+        let haystack = run.required_haystack(NAME)?;
         let mut stream = haystack
             .stream(&run.tokenizer, Rng::from_key(c.key, Stream::Haystack), None)?
             .with_screen(Self::screen(&c));
@@ -279,18 +296,13 @@ impl Task for Vt {
         p["query_value"] = json!(c.values[0]);
         p["screened_units"] = json!(stream.screened_units());
         Ok(Instance {
-            input: fitted.input,
             question,
             answer_prefix,
             target: answers.join(", "),
             answers,
             metric: Metric::All,
-            length: fitted.length as u64,
-            prompt_tokens: fitted.prompt_tokens as u64,
-            needle_offsets: fitted.needle_offsets,
-            needle_depths: fitted.needle_depths,
             params: canonical_json(&p),
-            ..Instance::at(self, run, cell)
+            ..Instance::fitted(self, run, cell, fitted)
         })
     }
 }
@@ -320,15 +332,19 @@ pub fn holders(assignments: &[(String, String)], value: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::haystack::{Haystack, HaystackKind};
-    use crate::{templates, Template, Tokenizer};
+    use crate::{Template, Tokenizer};
 
     fn run(kind: HaystackKind, tok: Tokenizer) -> Run {
         Run {
             haystack: Some(Haystack::prepare(kind, None, &tok).unwrap()),
             tokenizer: tok,
-            template: Template::compile("vt", templates::builtin("vt", "default").unwrap())
-                .unwrap(),
+            template: Template::compile(
+                NAME,
+                crate::tasks::builtin_template(NAME, "default").unwrap(),
+            )
+            .unwrap(),
             seed: 3.into(),
             reserve: 30,
             reader: Default::default(),

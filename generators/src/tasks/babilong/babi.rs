@@ -12,6 +12,7 @@
 //! the question about it (its world forgets them), so later facts can contradict them. Here
 //! every told fact happens.
 
+use super::babi_words::{word, Q};
 use super::questions::Asked;
 use super::world::{Event, Movers};
 use super::Vocab;
@@ -287,24 +288,8 @@ pub fn story(qa: u8, vocab: &Vocab, rng: &mut Rng) -> (Vec<Event>, Asked) {
         5 => giving(&mut w, k, rng),
         _ => counting(&mut w, k, rng),
     };
-    let asked = super::babi_words::word(q, qa, &w.events, vocab, rng);
+    let asked = word(q, qa, &w.events, vocab, rng);
     (w.events, asked)
-}
-
-/// A question as data before it is worded.
-pub(super) enum Q {
-    /// Where is actor (answer place), supporting facts.
-    WhereIs(usize, usize, Vec<usize>),
-    /// Is actor in place, yes/no/maybe.
-    IsIn(usize, usize, &'static str, Vec<usize>),
-    /// Where is object (answer place).
-    WhereObject(usize, usize, Vec<usize>),
-    /// Where was object before place (answer place).
-    WhereWas(usize, usize, usize, Vec<usize>),
-    /// A give (fact index) asked about.
-    Gave(usize),
-    /// What an actor carries (objects), supporting facts.
-    Carrying(usize, Vec<usize>, Vec<usize>),
 }
 
 /// qa1, qa6, qa11: two moves, then a question, five times (qa11: a move, then the same actor

@@ -6,7 +6,9 @@
 
 use serde_json::{json, Value};
 
-use super::puzzles::{story, strings, Names, CLASSIC_THINGS, MOTIVES};
+use super::puzzles::{
+    story, strings, time_reasoning, Names, CLASSIC_THINGS, MOTIVES, SHAPES, SHAPE_COLOURS,
+};
 use super::render::{relation_json, DIRECTIONS};
 use super::Story;
 use crate::rng::Rng;
@@ -18,10 +20,6 @@ pub const TIMES: [(&str, &str); 4] = [
     ("afternoon", "this afternoon"),
     ("evening", "this evening"),
 ];
-/// qa17's shape colours and shapes (bAbI's sixteen coloured shapes and four plain ones).
-pub const SHAPE_COLOURS: [&str; 4] = ["red", "blue", "pink", "yellow"];
-/// qa17's shapes.
-pub const SHAPES: [&str; 4] = ["square", "rectangle", "triangle", "sphere"];
 /// Grid steps for the directions north, east, south, west.
 const STEP: [(i32, i32); 4] = [(0, 1), (1, 0), (0, -1), (-1, 0)];
 /// qa19's answer letters, in direction order.
@@ -96,11 +94,20 @@ pub fn compass(names: &Names<'_>, rng: &mut Rng) -> Story {
     )
 }
 
+/// qa14: bAbI's time slots for bAbI's story sizes ([`time_slots`]), or moves at four times of
+/// day when a story size is asked for.
+pub fn time(names: &Names<'_>, rng: &mut Rng) -> Story {
+    match names.facts {
+        None => time_slots(names, rng),
+        Some(n) => time_reasoning(names, n, rng),
+    }
+}
+
 /// qa14 as bAbI tells it: seventeen slots, a question in slots 5, 8, 11, 14 and 17, the
 /// first four slots holding two moves of one actor at two times; every other fact an actor's
 /// move at a time of day they have no move at yet, to a place they have not been. The
 /// question asks where an actor with two moves was before one of them.
-pub fn time_slots(names: &Names<'_>, rng: &mut Rng) -> Story {
+fn time_slots(names: &Names<'_>, rng: &mut Rng) -> Story {
     let v = names.vocab;
     let (actors, places) = (v.actors.len(), v.places.len());
     let k = rng.index(5);

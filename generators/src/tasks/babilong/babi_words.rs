@@ -3,12 +3,27 @@
 
 use serde_json::json;
 
-use super::babi::Q;
 use super::questions::Asked;
 use super::spec::COUNTS;
 use super::world::Event;
 use super::Vocab;
 use crate::rng::Rng;
+
+/// A question as data before it is worded.
+pub(super) enum Q {
+    /// Where is actor (answer place), supporting facts.
+    WhereIs(usize, usize, Vec<usize>),
+    /// Is actor in place, yes/no/maybe.
+    IsIn(usize, usize, &'static str, Vec<usize>),
+    /// Where is object (answer place).
+    WhereObject(usize, usize, Vec<usize>),
+    /// Where was object before place (answer place).
+    WhereWas(usize, usize, usize, Vec<usize>),
+    /// A give (fact index) asked about.
+    Gave(usize),
+    /// What an actor carries (objects), supporting facts.
+    Carrying(usize, Vec<usize>, Vec<usize>),
+}
 
 /// The question in words, with its answer.
 pub(super) fn word(q: Q, qa: u8, events: &[Event], vocab: &Vocab, rng: &mut Rng) -> Asked {

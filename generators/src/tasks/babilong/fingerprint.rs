@@ -6,7 +6,7 @@
 use super::*;
 use crate::hash::{content_hash, FieldHasher};
 use crate::haystack::{Haystack, HaystackKind};
-use crate::{templates, Template, Tokenizer};
+use crate::{Template, Tokenizer};
 
 fn run(haystack: bool) -> Run {
     let tok = Tokenizer::O200k;
@@ -15,7 +15,7 @@ fn run(haystack: bool) -> Run {
         tokenizer: tok,
         template: Template::compile(
             "default.j2",
-            templates::builtin("babilong", "default").unwrap(),
+            crate::tasks::builtin_template(super::NAME, "default").unwrap(),
         )
         .unwrap(),
         seed: 11.into(),

@@ -36,7 +36,8 @@ mod rules_tests;
 
 use serde_json::{json, Value};
 
-use crate::fit::{fit_placed, render_facts, NeedleSpec, Placement};
+use crate::fit::render::render_facts;
+use crate::fit::{fit_placed, NeedleSpec, Placement};
 use crate::haystack::Screen;
 use crate::rng::{Coordinates, Rng, Stream};
 use crate::template::{self, Vars};
@@ -45,6 +46,22 @@ pub use params::{BabilongParams, Vocabulary};
 use render::{events_json, render_event};
 use spec::{Plot, TaskSpec};
 use world::Event;
+
+/// The task's name: its command, its manifests' tag and the key of its random streams.
+pub const NAME: &str = "babilong";
+/// One line saying what the task is.
+pub const ABOUT: &str = "bAbI reasoning stories (qa1-qa20) simulated afresh and hidden in text of any length (BABILong)";
+/// The task's built-in templates, (name, source), the first its default.
+pub const TEMPLATES: &[(&str, &str)] = &[
+    (
+        "default",
+        include_str!("../../../templates/babilong/default.j2"),
+    ),
+    (
+        "babilong",
+        include_str!("../../../templates/babilong/babilong.j2"),
+    ),
+];
 
 const FRESH_ACTORS: &str = include_str!("../../../haystacks/vocab/babilong_actors.txt");
 const FRESH_PLACES: &str = include_str!("../../../haystacks/vocab/babilong_rooms.txt");
@@ -232,7 +249,7 @@ impl Babilong {
             facts,
             fact_window: window,
         };
-        Ok(params.build()?.remove(0))
+        Ok(crate::tasks::Params::build(&params)?.remove(0))
     }
 }
 
@@ -368,7 +385,7 @@ impl Babilong {
         let seed = seed.into();
         let params = canonical_json(&self.content_params());
         let coords = Coordinates {
-            task: "babilong",
+            task: NAME,
             params: &params,
             seed,
             length: 0,
@@ -531,7 +548,7 @@ impl FactCounts {
 
 impl Task for Babilong {
     fn name(&self) -> &'static str {
-        "babilong"
+        NAME
     }
 
     fn variant(&self) -> String {
@@ -592,9 +609,9 @@ impl Task for Babilong {
         let filler = cell.length > 0;
         let frame = self.story_frame(run, &story, filler)?;
         let mut screened = None;
-        let fitted = if filler {
+        let mut fitted = if filler {
             let params = canonical_json(&self.content_params());
-            let coords = run.coordinates("babilong", &params, cell);
+            let coords = run.coordinates(NAME, &params, cell);
             let mut placement = coords.rng(Stream::Placement);
             let depths = self.depths(&story, cell.depth, &mut placement);
             let needles: Vec<NeedleSpec> = story
@@ -606,7 +623,7 @@ impl Task for Babilong {
                     depth,
                 })
                 .collect();
-            let haystack = run.required_haystack("babilong")?;
+            let haystack = run.required_haystack(NAME)?;
             let mut stream = haystack
                 .stream(tok, Rng::from_key(coords.key(), Stream::Haystack), None)?
                 .with_screen(story_screen(&story));
@@ -634,25 +651,19 @@ impl Task for Babilong {
             params["screened_units"] = json!(n);
         }
         let target = story.answers.join(",");
+        if !filler {
+            fitted.needle_depths.clear();
+        }
         Ok(Instance {
-            input: fitted.input,
             question: story.question.clone(),
             answer_prefix: ANSWER_PREFIX.into(),
             target,
             answers: story.answers.clone(),
             labels: story.labels.clone(),
             metric: Metric::Label,
-            length: fitted.length as u64,
-            prompt_tokens: fitted.prompt_tokens as u64,
             depth_percent: if filler { cell.depth } else { None },
-            needle_offsets: fitted.needle_offsets,
-            needle_depths: if filler {
-                fitted.needle_depths
-            } else {
-                Vec::new()
-            },
             params: canonical_json(&params),
-            ..Instance::at(self, run, cell)
+            ..Instance::fitted(self, run, cell, fitted)
         })
     }
 }

@@ -57,14 +57,18 @@ pub const MOTIVES: [(&str, &str, &str); 4] = [
     ("tired", "bedroom", "pajamas"),
     ("bored", "garden", "football"),
 ];
+/// qa17's shape colours and shapes (bAbI's sixteen coloured shapes and four plain ones).
+pub const SHAPE_COLOURS: [&str; 4] = ["red", "blue", "pink", "yellow"];
+/// qa17's shapes.
+pub const SHAPES: [&str; 4] = ["square", "rectangle", "triangle", "sphere"];
 /// Every species, colour, shape, thing and motive a puzzle may name: a haystack sentence
 /// naming one that a story uses could contradict the story, so such sentences are screened out.
 pub const PUZZLE_TERMS: [&[&str]; 10] = [
     &CLASSIC_SPECIES_FEAR,
     &CLASSIC_SPECIES_COLOUR,
     &CLASSIC_COLOURS,
-    &super::babi_puzzles::SHAPE_COLOURS,
-    &super::babi_puzzles::SHAPES,
+    &SHAPE_COLOURS,
+    &SHAPES,
     &CLASSIC_THINGS,
     &FRESH_SPECIES,
     &FRESH_COLOURS,
@@ -116,11 +120,8 @@ pub(super) fn story(
 }
 
 /// qa14: moves at four times of day, told out of order; where was someone before a place.
-/// One to three actors move two to four times each, `names.facts` moves in all.
-pub fn time_reasoning(names: &Names<'_>, rng: &mut Rng) -> Story {
-    let Some(n) = names.facts else {
-        return super::babi_puzzles::time_slots(names, rng);
-    };
+/// One to three actors move two to four times each, `n` moves in all.
+pub fn time_reasoning(names: &Names<'_>, n: usize, rng: &mut Rng) -> Story {
     let v = names.vocab;
     let moves_of = split_facts(n, 1..=v.actors.len().min(3), 2..=TIMES.len(), rng);
     // Each actor's moves in time order, so a move's predecessor is the one listed before it.

@@ -289,7 +289,7 @@ pub const SPECS: [TaskSpec; 20] = [
         classic_actors: &TIME_ACTORS,
         classic_places: &TIME_PLACES,
         labels: Labels::Places,
-        ..puzzle_task(14, (2, 12), puzzles::time_reasoning, Labels::Places, WHERE)
+        ..puzzle_task(14, (2, 12), babi_puzzles::time, Labels::Places, WHERE)
     },
     TaskSpec {
         classic_actors: &DEDUCTION_ACTORS,

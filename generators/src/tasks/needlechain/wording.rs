@@ -1,7 +1,8 @@
 //! How chain facts are worded, and rewording that fills a budget more finely than whole facts.
 
 use super::{Built, Chain, Kind, Link, NeedleChain, Order, Relation};
-use crate::fit::{render_facts, tolerance, Fitted};
+use crate::fit::render::render_facts;
+use crate::fit::{tolerance, Fitted};
 use crate::{GenError, Run};
 
 impl NeedleChain {

@@ -15,9 +15,25 @@ use serde_json::{json, Value};
 
 use crate::fit::fit;
 use crate::rng::{Rng, Stream};
+use crate::tasks::Params;
 use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
+
+/// The task's name: its command, its manifests' tag and the key of its random streams.
+pub const NAME: &str = "niah";
+/// One line saying what the task is.
+pub const ABOUT: &str =
+    "needle in a haystack: find the values of keys hidden in long text (RULER's NIAH family)";
+/// The task's built-in templates, (name, source), the first its default.
+pub const TEMPLATES: &[(&str, &str)] = &[
+    (
+        "default",
+        include_str!("../../../templates/niah/default.j2"),
+    ),
+    ("plain", include_str!("../../../templates/niah/plain.j2")),
+    ("latent", include_str!("../../../templates/niah/latent.j2")),
+];
 
 const KEY_ADJECTIVES: &str = include_str!("../../../haystacks/vocab/key_adjectives.txt");
 const KEY_NOUNS: &str = include_str!("../../../haystacks/vocab/key_nouns.txt");
@@ -146,52 +162,6 @@ impl NiahParams {
         }
     }
 
-    /// Check every parameter and make the task.
-    pub fn build(&self) -> Result<Niah, ParamError> {
-        let (keys, values, queries) = (self.keys, self.values, self.queries);
-        if keys == 0 || keys > 1000 {
-            return Err(ParamError::new("keys", keys, "1 to 1000"));
-        }
-        if values == 0 || values > 100 {
-            return Err(ParamError::new("values", values, "1 to 100"));
-        }
-        if queries == 0 || queries > keys {
-            return Err(ParamError::new(
-                "queries",
-                queries,
-                format!("1 to the number of keys ({keys})"),
-            ));
-        }
-        if self.absent && queries != 1 {
-            return Err(ParamError::new(
-                "queries",
-                queries,
-                "1 when the asked key is absent (the none variant asks about one key)",
-            ));
-        }
-        if self.confusers > confusers::MAX_CONFUSERS {
-            return Err(ParamError::new(
-                "confusers",
-                self.confusers,
-                format!("0 to {}", confusers::MAX_CONFUSERS),
-            ));
-        }
-        if self.needle == NeedleKind::Latent {
-            self.check_latent()?;
-        }
-        let words = |s: &'static str| -> Vec<&'static str> {
-            s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
-        };
-        Ok(Niah {
-            params: self.clone(),
-            vocab: Vocab {
-                adjectives: words(KEY_ADJECTIVES),
-                nouns: words(KEY_NOUNS),
-            },
-            latent: (self.needle == NeedleKind::Latent).then(latent::Latent::new),
-        })
-    }
-
     /// What latent needles accept: one person asked, a few others, no confusers; key and value
     /// types do not apply (the tables hold the keys) and stay at their defaults.
     fn check_latent(&self) -> Result<(), ParamError> {
@@ -247,6 +217,56 @@ impl NiahParams {
             ));
         }
         Ok(())
+    }
+}
+
+impl Params for NiahParams {
+    type Built = Niah;
+
+    /// Check every parameter and make the task.
+    fn build(&self) -> Result<Niah, ParamError> {
+        let (keys, values, queries) = (self.keys, self.values, self.queries);
+        if keys == 0 || keys > 1000 {
+            return Err(ParamError::new("keys", keys, "1 to 1000"));
+        }
+        if values == 0 || values > 100 {
+            return Err(ParamError::new("values", values, "1 to 100"));
+        }
+        if queries == 0 || queries > keys {
+            return Err(ParamError::new(
+                "queries",
+                queries,
+                format!("1 to the number of keys ({keys})"),
+            ));
+        }
+        if self.absent && queries != 1 {
+            return Err(ParamError::new(
+                "queries",
+                queries,
+                "1 when the asked key is absent (the none variant asks about one key)",
+            ));
+        }
+        if self.confusers > confusers::MAX_CONFUSERS {
+            return Err(ParamError::new(
+                "confusers",
+                self.confusers,
+                format!("0 to {}", confusers::MAX_CONFUSERS),
+            ));
+        }
+        if self.needle == NeedleKind::Latent {
+            self.check_latent()?;
+        }
+        let words = |s: &'static str| -> Vec<&'static str> {
+            s.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+        };
+        Ok(Niah {
+            params: self.clone(),
+            vocab: Vocab {
+                adjectives: words(KEY_ADJECTIVES),
+                nouns: words(KEY_NOUNS),
+            },
+            latent: (self.needle == NeedleKind::Latent).then(latent::Latent::new),
+        })
     }
 }
 
@@ -408,7 +428,7 @@ impl Task for Niah {
     }
 
     fn name(&self) -> &'static str {
-        "niah"
+        NAME
     }
 
     /// The named variant (`single`, …, or `custom`), prefixed `latent_` for latent needles.
@@ -433,6 +453,42 @@ impl Task for Niah {
 
     fn params(&self) -> Value {
         self.content_params()
+    }
+
+    fn takes_needle_haystack(&self) -> bool {
+        true
+    }
+
+    /// RULER's eight NIAH configurations differ in haystack, key and value types and the
+    /// numbers of keys, values and queries (its multiquery asks 4 of 4 keys); it has no absent
+    /// key, near-miss facts or latent needles.
+    fn ruler_task(&self, haystack: crate::tasks::RulerHaystack) -> Option<&'static str> {
+        use crate::tasks::RulerHaystack::{Essay, Needle, Noise};
+        use ItemType::{Numbers, Uuids, Words};
+        let p = &self.params;
+        if p.absent || p.confusers > 0 || p.needle != NeedleKind::Code {
+            return None;
+        }
+        Some(
+            match (
+                p.keys,
+                p.values,
+                p.queries,
+                p.key_type,
+                p.value_type,
+                haystack,
+            ) {
+                (1, 1, 1, Words, Numbers, Noise) => "niah_single_1",
+                (1, 1, 1, Words, Numbers, Essay) => "niah_single_2",
+                (1, 1, 1, Words, Uuids, Essay) => "niah_single_3",
+                (4, 1, 1, Words, Numbers, Essay) => "niah_multikey_1",
+                (1, 1, 1, Words, Numbers, Needle) => "niah_multikey_2",
+                (1, 1, 1, Uuids, Uuids, Needle) => "niah_multikey_3",
+                (1, 4, 1, Words, Numbers, Essay) => "niah_multivalue",
+                (4, 1, 4, Words, Numbers, Essay) => "niah_multiquery",
+                _ => return None,
+            },
+        )
     }
 
     fn uses_haystack(&self) -> bool {
@@ -473,7 +529,7 @@ impl Task for Niah {
         let frame = run.frame(&vars([("question", &plan.question)]), &plan.answer_prefix)?;
         let budget = cell.length.saturating_sub(run.reserve) as usize;
         let hay_rng = Rng::from_key(plan.coords_key, Stream::Haystack);
-        let haystack = run.required_haystack("niah")?;
+        let haystack = run.required_haystack(NAME)?;
         let distractor = haystack.is_needles().then(|| self.distractors(&plan));
         let mut stream = haystack
             .stream(&run.tokenizer, hay_rng, distractor)?
@@ -508,19 +564,14 @@ impl Task for Niah {
         fitted.needle_offsets.truncate(n);
         fitted.needle_depths.truncate(n);
         Ok(Instance {
-            input: fitted.input,
             question: plan.question,
             answer_prefix: plan.answer_prefix,
             target: plan.target,
             answers: plan.answers,
             labels: plan.labels,
             metric: plan.metric,
-            length: fitted.length as u64,
-            prompt_tokens: fitted.prompt_tokens as u64,
-            needle_offsets: fitted.needle_offsets,
-            needle_depths: fitted.needle_depths,
             params: canonical_json(&params),
-            ..Instance::at(self, run, cell)
+            ..Instance::fitted(self, run, cell, fitted)
         })
     }
 }
@@ -528,9 +579,10 @@ impl Task for Niah {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::haystack::{Haystack, HaystackKind};
     use crate::Metric;
-    use crate::{templates, Template, Tokenizer};
+    use crate::{Template, Tokenizer};
 
     fn run(kind: HaystackKind) -> Run {
         let tok = Tokenizer::O200k;
@@ -539,7 +591,7 @@ mod tests {
             tokenizer: tok,
             template: Template::compile(
                 "default.j2",
-                templates::builtin("niah", "default").unwrap(),
+                crate::tasks::builtin_template(NAME, "default").unwrap(),
             )
             .unwrap(),
             seed: 7.into(),

@@ -59,7 +59,7 @@ impl Niah {
     pub(super) fn plan(&self, cell: &Cell, seed: Seed) -> Result<Plan, GenError> {
         let params = canonical_json(&self.content_params());
         let coords = Coordinates {
-            task: "niah",
+            task: super::NAME,
             params: &params,
             seed,
             length: cell.length,

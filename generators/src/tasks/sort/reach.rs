@@ -2,8 +2,9 @@
 //! work, cheaply where a bound proves the lengths asked for within reach.
 
 use super::{Sort, SortOutput, MAX_ITEMS};
-use crate::fit::{render_facts, tolerance};
-use crate::lists::splits_before_space_after;
+use crate::fit::lists::splits_before_space_after;
+use crate::fit::render::render_facts;
+use crate::fit::tolerance;
 use crate::rng::Coordinates;
 use crate::{canonical_json, GenError, Run};
 
@@ -71,7 +72,7 @@ impl Sort {
             }
         }
         let params = canonical_json(&self.content_params());
-        let coords = Coordinates::sizing("sort", &params, run.seed);
+        let coords = Coordinates::sizing(super::NAME, &params, run.seed);
         let items = self.items(n, &coords);
         let (facts, question, target, ..) = self.render_parts(&items);
         let frame = self.frame(run, &question)?;

@@ -2,8 +2,9 @@
 //! computed, so a search draws, orders and counts each item once.
 
 use super::{ItemStream, Sort, SortOutput};
-use crate::fit::{largest_fitting, largest_fitting_monotone, render_facts, render_joined_counted};
-use crate::lists::{list_tokens, spaced_word, splits_before_space_after, ItemTokens};
+use crate::fit::lists::{list_tokens, spaced_word, splits_before_space_after, ItemTokens};
+use crate::fit::render::{render_facts, render_joined_counted};
+use crate::fit::search::{largest_list, ListLength};
 use crate::{GenError, Run};
 
 impl Sort {
@@ -17,11 +18,11 @@ impl Sort {
         total: usize,
     ) -> Result<(usize, Vec<usize>, crate::Frame), GenError> {
         let mut tries = Tries::new(self, run)?;
-        let n = if tries.never_falls() {
-            largest_fitting_monotone(1, max, total, |n| tries.length(stream, n))?
-        } else {
-            largest_fitting(1, max, total, |n| Ok(((), tries.length(stream, n)?)))?.0
+        let mut search = Search {
+            tries: &mut tries,
+            stream,
         };
+        let n = largest_list(1, max, total, &mut search)?;
         let n = n.min(stream.out.len());
         let order = tries.answer_order(stream, n);
         Ok((n, order, tries.frame))
@@ -92,27 +93,68 @@ impl<'a> Tries<'a> {
             .collect()
     }
 
-    /// What the list of the stream's first `n` items and its answer budget take: the
-    /// prompt's tokens as the model reads them plus the answer budget.
-    pub(super) fn length(&mut self, stream: &mut ItemStream, n: usize) -> Result<usize, GenError> {
+    /// What the list of the stream's first `n` items and its answer budget take, counted
+    /// from the items' own counts: for values under an encoding whose rule proves it.
+    fn counted(&mut self, stream: &mut ItemStream, n: usize) -> Result<Option<usize>, GenError> {
+        let (sort, run, tok) = (self.sort, self.run, &self.run.tokenizer);
+        sort.extend(stream, n);
+        let n = n.min(stream.out.len());
+        if sort.params.output != SortOutput::Values {
+            return Ok(None);
+        }
+        let idx = self.answer_order(stream, n);
+        for item in &stream.out[self.item_tokens.len()..] {
+            self.item_tokens.push(spaced_word(tok, item)?);
+        }
+        let list = list_tokens(self.item_tokens[..n].iter().copied());
+        let answer = list_tokens(idx.iter().map(|&i| self.item_tokens[i]));
+        let (Some(list), Some(answer)) = (list, answer) else {
+            return Ok(None);
+        };
+        let items = &stream.out[..n];
+        let fitted = render_joined_counted(tok, &self.frame, items, " ", list)?;
+        Ok(Some(
+            fitted.prompt_tokens + run.answer_budget(answer) as usize,
+        ))
+    }
+
+    /// [`Tries::counted`], rendered and counted whole.
+    fn rendered(&mut self, stream: &mut ItemStream, n: usize) -> Result<usize, GenError> {
         let (sort, run, tok) = (self.sort, self.run, &self.run.tokenizer);
         sort.extend(stream, n);
         let n = n.min(stream.out.len());
         let idx = self.answer_order(stream, n);
-        let items = &stream.out[..n];
-        if sort.params.output == SortOutput::Values {
-            for item in &stream.out[self.item_tokens.len()..] {
-                self.item_tokens.push(spaced_word(tok, item)?);
-            }
-            let list = list_tokens(self.item_tokens[..n].iter().copied());
-            let answer = list_tokens(idx.iter().map(|&i| self.item_tokens[i]));
-            if let (Some(list), Some(answer)) = (list, answer) {
-                let fitted = render_joined_counted(tok, &self.frame, items, " ", list)?;
-                return Ok(fitted.prompt_tokens + run.answer_budget(answer) as usize);
-            }
-        }
-        let (facts, _, target, ..) = sort.render_sorted(items, &idx);
+        let (facts, _, target, ..) = sort.render_sorted(&stream.out[..n], &idx);
         let fitted = render_facts(tok, &self.frame, &facts)?;
         Ok(fitted.prompt_tokens + run.answer_tokens(&target)? as usize)
+    }
+
+    /// What one try of the search measures: counted where proven, else whole.
+    #[cfg(test)]
+    pub(super) fn length(&mut self, stream: &mut ItemStream, n: usize) -> Result<usize, GenError> {
+        match self.counted(stream, n)? {
+            Some(tokens) => Ok(tokens),
+            None => self.rendered(stream, n),
+        }
+    }
+}
+
+/// A search over one stream's list sizes.
+struct Search<'s, 'a> {
+    tries: &'s mut Tries<'a>,
+    stream: &'s mut ItemStream,
+}
+
+impl ListLength for Search<'_, '_> {
+    fn counted(&mut self, n: usize) -> Result<Option<usize>, GenError> {
+        self.tries.counted(self.stream, n)
+    }
+
+    fn rendered(&mut self, n: usize) -> Result<usize, GenError> {
+        self.tries.rendered(self.stream, n)
+    }
+
+    fn never_falls(&self) -> bool {
+        self.tries.never_falls()
     }
 }

@@ -1,0 +1,626 @@
+//! `gen score`: apply each row's metric to a model's predictions, report accuracy per config ×
+//! length × depth, write `scores.json` (and `rows.json`, one verdict per row) and draw the
+//! length × depth heatmap. Beside each row's own metric, RULER's partial credit is reported for
+//! the rows that have one ([`ruler_credit`]), so numbers can be set beside RULER papers'.
+//!
+//! Every row of the dataset is scored: a row without a prediction counts as wrong (unless
+//! [`Options::only_present`]), so a partial file cannot pass for a complete one, and the
+//! coverage (rows predicted / rows) is reported beside the accuracy. A file that predicts no
+//! row of the dataset is refused.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use needlework_generators::scoring::{is_correct, ruler_credit, Gold};
+use needlework_generators::Metric;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::dataset::manifest::Manifest;
+use crate::dataset::parquet_read::{Columns, ParquetFile};
+use crate::dataset::schema::parse_metric;
+use crate::harness::heatmap;
+use crate::harness::tally::{GridScore, Tally};
+use crate::usage::usage;
+use needlework_generators::identity::CONTROL_VARIANT_SUFFIX;
+
+/// What scoring needs of one dataset row.
+struct GoldRow {
+    id: String,
+    config: String,
+    length: u64,
+    depth: Option<f64>,
+    metric: Metric,
+    target: String,
+    answers: Vec<String>,
+    labels: Vec<String>,
+    question: String,
+    answer_prefix: String,
+    max_new_tokens: u32,
+    input_chars: usize,
+    /// A control row (`--controls`): scored apart from the instances.
+    control: bool,
+}
+
+impl GoldRow {
+    fn gold(&self) -> Gold<'_> {
+        Gold {
+            metric: self.metric,
+            target: &self.target,
+            answers: &self.answers,
+            labels: &self.labels,
+            question: &self.question,
+            answer_prefix: &self.answer_prefix,
+            max_new_tokens: self.max_new_tokens,
+            input_chars: self.input_chars,
+        }
+    }
+}
+
+/// How `gen score` runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Only the table: no warnings about missing or unknown ids.
+    pub quiet: bool,
+    /// Score only the rows that have a prediction (rows without one are left out rather than
+    /// counted as wrong).
+    pub only_present: bool,
+}
+
+/// How many rows had a prediction, of how many.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Coverage {
+    /// Dataset rows with a prediction.
+    pub predicted: u64,
+    /// Dataset rows.
+    pub rows: u64,
+}
+
+impl Coverage {
+    fn add(&mut self, predicted: bool) {
+        self.rows += 1;
+        self.predicted += u64::from(predicted);
+    }
+}
+
+/// Scores of one config.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigScores {
+    /// Every scored row of the config.
+    pub overall: Tally,
+    /// Rows of the config with a prediction, of all its rows.
+    pub coverage: Coverage,
+    /// Per target length over all depths: RULER reports accuracy by length.
+    pub by_length: BTreeMap<u64, Tally>,
+    /// The length × depth grid the heatmap draws, sorted by length then depth.
+    pub cells: Vec<GridScore>,
+}
+
+/// `scores.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scores {
+    /// The manifest's dataset hash: which exact data the scores are of.
+    pub dataset_hash: String,
+    /// The prediction files read, in order (a directory given on the command line stands for
+    /// its `*.jsonl` files).
+    pub predictions: Vec<String>,
+    /// Every scored row of every config.
+    pub overall: Tally,
+    /// Rows with a prediction, of all rows.
+    pub coverage: Coverage,
+    /// Whether rows without a prediction were left out (`--only-present`) instead of
+    /// counted as wrong.
+    pub only_present: bool,
+    /// Per config, by name (control rows left out).
+    pub configs: BTreeMap<String, ConfigScores>,
+    /// Control rows (`--controls`), per config, apart from the instances: a model that answers
+    /// them answers without the context, from memory, so the split leaked. Absent without
+    /// control rows.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub controls: BTreeMap<String, Tally>,
+    /// Dataset rows with no prediction (counted as wrong, or left out with `only_present`).
+    pub missing: Vec<String>,
+    /// Prediction ids that are not in the dataset (ignored).
+    pub unknown: Vec<String>,
+}
+
+/// The columns scoring reads. `input` (which can hold millions of bytes per row) is read one
+/// batch at a time for its length only: the echo rule bounds an answer by half the prompt.
+const GOLD_COLUMNS: [&str; 12] = [
+    "id",
+    "variant",
+    "input",
+    "max_new_tokens",
+    "question",
+    "answer_prefix",
+    "target",
+    "answers",
+    "labels",
+    "metric",
+    "target_length",
+    "depth_percent",
+];
+
+/// Every row's gold fields, in dataset order; a repeated id keeps its last row.
+fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
+    let mut out: Vec<GoldRow> = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for f in &m.files {
+        let path = dir.join(&f.path);
+        for batch in ParquetFile::open(&path)?.project(&GOLD_COLUMNS)? {
+            let batch = batch?;
+            let columns = Columns::in_file(&batch, &path);
+            let s = |n: &str| columns.strings(n);
+            let (id, question, prefix, target, metric) = (
+                s("id")?,
+                s("question")?,
+                s("answer_prefix")?,
+                s("target")?,
+                s("metric")?,
+            );
+            let answers = columns.string_lists("answers")?;
+            let labels = columns.string_lists("labels")?;
+            let length = columns.i64s("target_length")?;
+            let depth = columns.f64s("depth_percent")?;
+            let budget = columns.i32s("max_new_tokens")?;
+            let input = s("input")?;
+            let variant = s("variant")?;
+            for i in 0..columns.num_rows() {
+                let metric = parse_metric(metric.value(i))
+                    .with_context(|| format!("{} row {i}", path.display()))?;
+                let row = GoldRow {
+                    id: id.value(i).to_string(),
+                    config: f.config.clone(),
+                    length: length.value(i).max(0) as u64,
+                    depth: depth.get(i),
+                    metric,
+                    target: target.value(i).to_string(),
+                    answers: answers.value(i),
+                    labels: labels.value(i),
+                    question: question.value(i).to_string(),
+                    answer_prefix: prefix.value(i).to_string(),
+                    max_new_tokens: budget.value(i).max(0) as u32,
+                    input_chars: input.value(i).chars().count(),
+                    control: variant.value(i).ends_with(CONTROL_VARIANT_SUFFIX),
+                };
+                match seen.get(&row.id) {
+                    Some(&k) => out[k] = row,
+                    None => {
+                        seen.insert(row.id.clone(), out.len());
+                        out.push(row);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The (id, prediction) of one line of a predictions file: ours (`id`, `prediction`),
+/// RULER's (`others.id` as `gen export ruler` writes it, else `index`; `pred`) or
+/// lm-evaluation-harness's `--log_samples` (`doc.id`, `filtered_resps`). The first of `id`,
+/// `others.id`, `doc.id` and `index` that is a string names the row (RULER's own rows carry a
+/// number in `index`, which then names it).
+fn parse_prediction(v: &Value) -> Option<(String, String)> {
+    let named = [&v["id"], &v["others"]["id"], &v["doc"]["id"], &v["index"]];
+    let id = match named.iter().find_map(|x| x.as_str()) {
+        Some(s) => s.to_string(),
+        None => match &v["index"] {
+            Value::Number(n) => n.to_string(),
+            _ => return None,
+        },
+    };
+    let text = |x: &Value| -> Option<String> {
+        match x {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(a) => a.first().and_then(|y| match y {
+                Value::String(s) => Some(s.clone()),
+                Value::Array(b) => b.first().and_then(Value::as_str).map(str::to_string),
+                _ => None,
+            }),
+            _ => None,
+        }
+    };
+    let prediction = [
+        "prediction",
+        "pred",
+        "filtered_resps",
+        "resps",
+        "response",
+        "output",
+    ]
+    .iter()
+    .find_map(|k| text(&v[*k]))?;
+    Some((id, prediction))
+}
+
+/// Largest predictions file read: far more than any dataset's answers need.
+const MAX_PREDICTION_BYTES: u64 = 2 << 30;
+
+/// The files `--predictions` names: each file as given, each directory as its `*.jsonl` files
+/// in name order (RULER writes one `<task>.jsonl` per task into its prediction folder).
+fn prediction_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            out.push(path.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        if files.is_empty() {
+            return Err(usage(format!(
+                "invalid --predictions {}: the directory holds no .jsonl file",
+                path.display()
+            )));
+        }
+        files.sort();
+        out.extend(files);
+    }
+    if out.is_empty() {
+        return Err(usage(
+            "--predictions: expected at least one file or directory",
+        ));
+    }
+    Ok(out)
+}
+
+/// Every prediction of `files`, by row id; an id predicted twice (in one file or across
+/// files) is refused.
+fn read_all_predictions(files: &[PathBuf]) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for file in files {
+        read_predictions(file, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn read_predictions(path: &Path, out: &mut BTreeMap<String, String>) -> Result<()> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
+    if !meta.is_file() || meta.len() > MAX_PREDICTION_BYTES {
+        return Err(usage(format!(
+            "invalid --predictions {}: expected a regular JSON Lines file of at most {} MiB",
+            path.display(),
+            MAX_PREDICTION_BYTES >> 20
+        )));
+    }
+    let file = File::open(path)
+        .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
+    let reader = BufReader::new(std::io::Read::take(file, MAX_PREDICTION_BYTES));
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| {
+            usage(format!(
+                "invalid --predictions {} line {}: {e} (expected UTF-8 JSON Lines)",
+                path.display(),
+                n + 1
+            ))
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = || {
+            usage(format!(
+                "invalid --predictions {} line {}: expected a JSON object with \"id\" and \"prediction\" (or RULER's others.id or index with pred, or lm-eval's doc.id/filtered_resps)",
+                path.display(),
+                n + 1
+            ))
+        };
+        let v: Value = serde_json::from_str(&line).map_err(|_| bad())?;
+        let (id, prediction) = parse_prediction(&v).ok_or_else(bad)?;
+        if out.insert(id.clone(), prediction).is_some() {
+            return Err(usage(format!(
+                "invalid --predictions {}: id {id} appears twice (line {}); one prediction per row",
+                path.display(),
+                n + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// One line of `rows.json`: the verdict on one dataset row.
+#[derive(Serialize)]
+struct RowScore<'a> {
+    id: &'a str,
+    config: &'a str,
+    target_length: u64,
+    depth_percent: Option<f64>,
+    metric: &'static str,
+    /// Whether the predictions had this row.
+    predicted: bool,
+    /// The row's own metric (a row without a prediction is wrong).
+    correct: bool,
+    /// RULER's partial credit, for `all` and `any` rows (0 without a prediction).
+    ruler: Option<f64>,
+}
+
+fn metric_name(m: Metric) -> &'static str {
+    match m {
+        Metric::All => "all",
+        Metric::Any => "any",
+        Metric::Exact => "exact",
+        Metric::OneOf => "one_of",
+        Metric::Set => "set",
+        Metric::Label => "label",
+    }
+}
+
+/// Score `dir` against `predictions`, print the table, and write `scores.json` and the
+/// heatmaps into `out`.
+pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) -> Result<Scores> {
+    let m = Manifest::read(dir).map_err(|e| usage(format!("{e:#}")))?;
+    let files = prediction_files(predictions)?;
+    let preds = read_all_predictions(&files)?;
+    let gold = gold_rows(dir, &m)?;
+    let ids: BTreeSet<&str> = gold.iter().map(|g| g.id.as_str()).collect();
+    let unknown: Vec<String> = preds
+        .keys()
+        .filter(|id| !ids.contains(id.as_str()))
+        .cloned()
+        .collect();
+    if unknown.len() == preds.len() {
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        return Err(usage(format!(
+            "--predictions {} matches no row of {}: {} predictions, none with the id of one of its {} rows",
+            names.join(", "),
+            dir.display(),
+            preds.len(),
+            gold.len()
+        )));
+    }
+    let mut verdicts = Vec::with_capacity(gold.len());
+    let mut missing = Vec::new();
+    let mut overall = Tally::default();
+    let mut coverage = Coverage::default();
+    let mut config_coverage: BTreeMap<String, Coverage> = BTreeMap::new();
+    let mut controls: BTreeMap<String, Tally> = BTreeMap::new();
+    // config -> (length, depth bits) -> tally
+    let mut grid: BTreeMap<String, BTreeMap<(u64, Option<u64>), Tally>> = BTreeMap::new();
+    for c in &m.configs {
+        grid.entry(c.clone()).or_default();
+    }
+    for g in &gold {
+        let p = preds.get(&g.id);
+        coverage.add(p.is_some());
+        config_coverage
+            .entry(g.config.clone())
+            .or_default()
+            .add(p.is_some());
+        if p.is_none() {
+            missing.push(g.id.clone());
+            if options.only_present {
+                continue;
+            }
+        }
+        // A row without a prediction is wrong, and earns no partial credit.
+        let ok = p.is_some_and(|p| is_correct(&g.gold(), p));
+        let ruler = ruler_credit(&g.gold(), p.map_or("", String::as_str));
+        if g.control {
+            controls.entry(g.config.clone()).or_default().add(ok, ruler);
+        } else {
+            overall.add(ok, ruler);
+            grid.entry(g.config.clone())
+                .or_default()
+                .entry((g.length, g.depth.map(|d| (d * 1000.0).round() as u64)))
+                .or_default()
+                .add(ok, ruler);
+        }
+        verdicts.push(RowScore {
+            id: &g.id,
+            config: &g.config,
+            target_length: g.length,
+            depth_percent: g.depth,
+            metric: metric_name(g.metric),
+            predicted: p.is_some(),
+            correct: ok,
+            ruler,
+        });
+    }
+    let mut configs = BTreeMap::new();
+    for (config, cells) in &grid {
+        let mut total = Tally::default();
+        let mut by_length: BTreeMap<u64, Tally> = BTreeMap::new();
+        let mut list = Vec::new();
+        for (&(length, depth), t) in cells {
+            total.merge(t);
+            by_length.entry(length).or_default().merge(t);
+            list.push(GridScore {
+                length,
+                depth: depth.map(|d| d as f64 / 1000.0),
+                tally: *t,
+            });
+        }
+        configs.insert(
+            config.clone(),
+            ConfigScores {
+                overall: total,
+                coverage: config_coverage.get(config).copied().unwrap_or_default(),
+                by_length,
+                cells: list,
+            },
+        );
+    }
+    let scores = Scores {
+        dataset_hash: m.dataset_hash.clone(),
+        predictions: files.iter().map(|f| f.display().to_string()).collect(),
+        overall,
+        coverage,
+        only_present: options.only_present,
+        configs,
+        controls,
+        missing,
+        unknown,
+    };
+    // An --out that cannot be made (below a file, /proc/x, not ours to write) is bad input.
+    std::fs::create_dir_all(out)
+        .map_err(|e| usage(format!("cannot create --out {}: {e}", out.display())))?;
+    std::fs::write(
+        out.join("scores.json"),
+        serde_json::to_string_pretty(&scores)? + "\n",
+    )?;
+    write_rows(&out.join("rows.json"), &verdicts)?;
+    for (config, c) in &scores.configs {
+        if c.overall.rows > 0 {
+            heatmap::draw(config, &c.cells, out)?;
+        }
+    }
+    print_table(&scores);
+    if options.only_present && !scores.missing.is_empty() {
+        // Loud whatever --quiet says: the numbers above are not over the whole dataset.
+        eprintln!(
+            "WARNING: --only-present: {} of {} rows have no prediction and are left out; the accuracies above are over the {} predicted rows only, not the dataset",
+            scores.missing.len(),
+            scores.coverage.rows,
+            scores.coverage.predicted
+        );
+    }
+    if !options.quiet {
+        let what = if options.only_present {
+            "left out"
+        } else {
+            "counted as wrong"
+        };
+        report_ids("rows have no prediction", &scores.missing, what);
+        report_ids(
+            "predictions name ids not in the dataset",
+            &scores.unknown,
+            "ignored",
+        );
+        eprintln!("wrote {}", out.join("scores.json").display());
+    }
+    Ok(scores)
+}
+
+/// `rows.json`: a JSON array with one row's verdict per line, in dataset order (not `.jsonl`:
+/// the dataset's loaders glob for that, and `gen verify` refuses such files in tool folders).
+fn write_rows(path: &Path, rows: &[RowScore<'_>]) -> Result<()> {
+    let file = File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = BufWriter::new(file);
+    w.write_all(b"[")?;
+    for (i, r) in rows.iter().enumerate() {
+        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer(&mut w, r)?;
+    }
+    w.write_all(b"\n]\n")?;
+    w.flush()?;
+    Ok(())
+}
+
+fn report_ids(what: &str, ids: &[String], treated: &str) {
+    if ids.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = ids.iter().take(10).map(String::as_str).collect();
+    let more = if ids.len() > 10 {
+        format!(" and {} more", ids.len() - 10)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "warning: {} {what}: {}{more} (listed in scores.json; {treated})",
+        ids.len(),
+        shown.join(", ")
+    );
+}
+
+/// RULER's score of a group as RULER prints it (a percentage, two decimals), or `-`.
+fn ruler_cell(t: &Tally) -> String {
+    t.ruler
+        .map_or("-".into(), |r| format!("{:.2}", 100.0 * r.score))
+}
+
+fn print_table(s: &Scores) {
+    println!(
+        "{:<24} {:>9} {:>7} {:>6} {:>8} {:>9} {:>7}",
+        "config", "length", "depth", "rows", "correct", "accuracy", "ruler"
+    );
+    let line = |config: &str, length: &str, depth: &str, t: &Tally| {
+        println!(
+            "{config:<24} {length:>9} {depth:>7} {:>6} {:>8} {:>8.1}% {:>7}",
+            t.rows,
+            t.correct,
+            100.0 * t.accuracy,
+            ruler_cell(t)
+        );
+    };
+    for (config, c) in &s.configs {
+        let depths: BTreeSet<Option<u64>> = c
+            .cells
+            .iter()
+            .map(|x| x.depth.map(|d| (d * 1000.0) as u64))
+            .collect();
+        for cell in &c.cells {
+            if depths.len() > 1 || cell.depth.is_some() {
+                let depth = cell.depth.map_or("-".into(), |d| format!("{d:.1}"));
+                line(config, &cell.length.to_string(), &depth, &cell.tally);
+            }
+        }
+        for (length, t) in &c.by_length {
+            line(config, &length.to_string(), "all", t);
+        }
+    }
+    line("overall", "all", "all", &s.overall);
+    for (config, t) in &s.controls {
+        line(&format!("{config} control"), "all", "all", t);
+    }
+    if !s.controls.is_empty() {
+        println!("control rows (the question without its context) are scored apart: answering them means answering from memory");
+    }
+    let c = s.coverage;
+    println!(
+        "coverage: {} of {} rows predicted ({:.1}%){}",
+        c.predicted,
+        c.rows,
+        100.0 * c.predicted as f64 / c.rows.max(1) as f64,
+        match (c.predicted < c.rows, s.only_present) {
+            (false, _) => "",
+            (true, false) => "; the rest count as wrong",
+            (true, true) => "; the rest are left out (--only-present)",
+        }
+    );
+    if s.overall.ruler.is_some() {
+        println!(
+            "ruler: RULER's partial credit (fraction of gold items present, as its string_match_all) for all/any rows, in %; no echo rule"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn prediction_formats() {
+        let ours = json!({"id": "ab12", "prediction": "x"});
+        assert_eq!(parse_prediction(&ours), Some(("ab12".into(), "x".into())));
+        let ruler = json!({"index": "ab12", "pred": "y", "outputs": ["z"]});
+        assert_eq!(parse_prediction(&ruler), Some(("ab12".into(), "y".into())));
+        // `gen export ruler` rows come back from RULER's call_api with their position in
+        // `index` and our id in `others.id`.
+        let exported = json!({"index": 3, "pred": "y", "others": {"id": "ab12"}});
+        assert_eq!(
+            parse_prediction(&exported),
+            Some(("ab12".into(), "y".into()))
+        );
+        let plain = json!({"index": 3, "pred": "y", "others": {}});
+        assert_eq!(parse_prediction(&plain), Some(("3".into(), "y".into())));
+        let lm_eval =
+            json!({"doc_id": 3, "doc": {"id": "ab12"}, "resps": [["r"]], "filtered_resps": ["f"]});
+        assert_eq!(
+            parse_prediction(&lm_eval),
+            Some(("ab12".into(), "f".into()))
+        );
+        assert_eq!(parse_prediction(&json!({"prediction": "x"})), None);
+        assert_eq!(parse_prediction(&json!({"id": "a"})), None);
+    }
+}
