@@ -17,10 +17,18 @@ echo and is wrong, whatever the metric.
 Beside that verdict, `ruler_credit` gives RULER's partial credit for `all` and `any` rows: the
 fraction of gold items present (RULER's string_match_all; for `any`, 1 if one is present), after
 RULER's cleaning of the prediction, with no echo rule; None for the other metrics.
+
+At the end, the reference benchmarks' own graded scorers (scores in [0, 1]): `mrcr_score`
+(OpenAI MRCR), `mrcr_v2_score` (DeepMind MRCR v2), `graph_f1` and `graph_flexible_f1`
+(GraphWalks, parsed as lm-eval parses), `ruler2_soft_match` and `multiple_choice_letter`
+(RULER v2, as NeMo-Skills scores it). tests/python/check_metrics.py holds them to restatements
+of those rules, and the Rust ports (generators/src/scoring/) to the same values.
 """
 
+import difflib as _difflib
 import json as _json
 import os as _os
+import re as _re
 
 ECHO_CHARS_PER_TOKEN = 8
 
@@ -159,3 +167,181 @@ def score_row(row, prediction):
         row["input_chars"] if "input_chars" in row else len(row["input"]),
     )
     return 1.0 if ok else 0.0
+
+
+# MRCR, GraphWalks and RULER v2: the reference benchmarks' own scoring rules, restated
+# (generators/src/scoring/{mrcr,graph_f1,soft_match}.rs say where each comes from). Scores are
+# floats in [0, 1]; every rule reads text with Python's own str and re, as its source does.
+
+MRCR_V2_STRING_CHARS = 12
+
+
+def mrcr_score(response, answer, random_string):
+    """OpenAI MRCR's grade: 0 unless `response` starts with `random_string` (untrimmed); else
+    difflib's ratio of (response without it, answer without it), in that order, autojunk on."""
+    response = response or ""
+    if not response.startswith(random_string):
+        return 0.0
+    if answer.startswith(random_string):
+        answer = answer[len(random_string):]
+    return _difflib.SequenceMatcher(None, response[len(random_string):], answer).ratio()
+
+
+def mrcr_v2_score(prediction, target):
+    """DeepMind MRCR v2's metric: the random string is the stripped target's first 12
+    characters; only what follows its last occurrence in the stripped prediction counts,
+    compared as difflib.SequenceMatcher(a=reference, b=that text), both stripped."""
+    if not prediction:
+        return 0.0
+    target = target.strip()
+    if len(target) < MRCR_V2_STRING_CHARS:
+        return 0.0
+    string, reference = target[:MRCR_V2_STRING_CHARS], target[MRCR_V2_STRING_CHARS:].strip()
+    prediction = prediction.strip()
+    at = prediction.rfind(string)
+    if at < 0:
+        return 0.0
+    rest = prediction[at + len(string):].strip()
+    return _difflib.SequenceMatcher(None, reference, rest).ratio()
+
+
+_FINAL_ANSWER_LIST = _re.compile(r"Final Answer:\s*\[(.*)\]")
+
+
+def _final_answer_items(line):
+    """The ids of a line's `Final Answer: [...]` list, or None when the line has none."""
+    found = _FINAL_ANSWER_LIST.search(line)
+    if found is None:
+        return None
+    inner = found.group(1)
+    if not inner.strip():
+        return []
+    return [piece.strip().strip("'\"") for piece in inner.split(",") if piece.strip()]
+
+
+def graph_answer(prediction, flexible=False):
+    """The node ids lm-eval's graphwalks parser reads: from the last line, which must hold
+    `Final Answer:` (strict), or from the lowest line with a list (flexible); [] otherwise."""
+    lines = (prediction or "").rstrip("\n").split("\n")
+    if not flexible:
+        last = lines[-1]
+        if "Final Answer:" not in last:
+            return []
+        return _final_answer_items(last) or []
+    for line in reversed(lines):
+        items = _final_answer_items(line)
+        if items is not None:
+            return items
+    return []
+
+
+def set_f1(predicted, gold):
+    """F1 of two id sets; an empty answer to an empty gold set scores 1 (lm-eval says 0)."""
+    predicted, gold = set(predicted), set(gold)
+    if not predicted and not gold:
+        return 1.0
+    overlap = len(predicted & gold)
+    recall = overlap / len(gold) if gold else 0.0
+    precision = overlap / len(predicted) if predicted else 0.0
+    if recall + precision > 0:
+        return 2 * (recall * precision) / (recall + precision)
+    return 0.0
+
+
+def graph_f1(prediction, gold):
+    """GraphWalks' `f1` for a row: the last line's ids against the gold ids."""
+    return set_f1(graph_answer(prediction), gold)
+
+
+def graph_flexible_f1(prediction, gold):
+    """GraphWalks' `flexible_f1`: the lowest `Final Answer: [...]` line's ids against gold."""
+    return set_f1(graph_answer(prediction, flexible=True), gold)
+
+
+_COPIED_DOCUMENT = _re.compile(r"Document \d+:(?:.*\n)+?\n")
+
+
+def _word_edit_distance(a, b):
+    row = list(range(len(b) + 1))
+    for i, word in enumerate(a, 1):
+        diagonal, row[0] = row[0], i
+        for j, other in enumerate(b, 1):
+            substitute = diagonal + (word != other)
+            diagonal = row[j]
+            row[j] = min(substitute, row[j - 1] + 1, diagonal + 1)
+    return row[-1]
+
+
+def _soft_match_one(prediction_lower, reference):
+    reference = reference.lower()
+    contained = 1.0 if reference in prediction_lower else 0.0
+    ref_words = reference.split()
+    if not ref_words:
+        return contained
+    wer = 1.0 * _word_edit_distance(prediction_lower.split(), ref_words) / len(ref_words)
+    return max(contained, 1 - wer)
+
+
+def ruler2_soft_match(prediction, refs, mode):
+    """RULER v2's soft match (NeMo-Skills' eval_ruler2) in mode `all`, `part` or `2steps`:
+    keep what follows the last `</think>`, then the last `Answer:`; `part` deletes copied
+    `Document N:` blocks (through the next blank line), `2steps` keeps the last paragraph; each
+    reference scores max(1 if it occurs in the prediction, 1 - WER), lower-cased, WER over
+    str.split() words; `all` and `2steps` average the references, `part` takes the best.
+    No references score 0."""
+    if mode not in ("all", "part", "2steps"):
+        raise ValueError(f"unknown soft match mode {mode!r}")
+    refs = list(refs or [])
+    if not refs:
+        return 0.0
+    text = (prediction or "").split("</think>")[-1].split("Answer:")[-1]
+    if mode == "part":
+        text = _COPIED_DOCUMENT.sub("", text)
+    elif mode == "2steps":
+        text = text.split("\n\n")[-1]
+    text = text.lower()
+    scores = [_soft_match_one(text, r) for r in refs]
+    if mode == "part":
+        return max(scores)
+    return sum(scores) / len(scores)
+
+
+def _last_boxed(text):
+    start = text.rfind("\\boxed")
+    if start < 0:
+        return None
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                whole = text[start:i + 1]
+                return whole[len("\\boxed{"):-1] if whole.startswith("\\boxed{") else None
+    return None
+
+
+_FINAL_ANSWER_PHRASE = _re.compile(r"The final answer is (.+)$")
+_STANDALONE_CAPITAL = _re.compile(r"\b[A-Z]\b(?!.*\b[A-Z]\b)", _re.DOTALL)
+_ANSWER_COLON_LETTER = _re.compile(r"(?i)[*_]{0,2}Answer[*_]{0,2}\s*:[\s*_]{0,2}\s*([A-Z])(?![a-zA-Z0-9])")
+
+
+def multiple_choice_letter(prediction):
+    """The letter NeMo-Skills' multiple-choice evaluator reads (RULER v2's mk_niah_medium and
+    mk_niah_hard), or None: the last \\boxed{...} if not empty, else the text after `The final
+    answer is ` on the last line; one character is the answer, a longer text gives its last
+    standalone capital; failing that, the letter of the last `Answer: X`, upper-cased."""
+    prediction = prediction or ""
+    extracted = _last_boxed(prediction)
+    if not extracted:
+        found = _FINAL_ANSWER_PHRASE.findall(prediction)
+        extracted = found[-1] if found else None
+    if extracted is not None:
+        if len(extracted) == 1:
+            return extracted
+        capitals = _STANDALONE_CAPITAL.findall(extracted)
+        if capitals:
+            return capitals[-1]
+    letters = _ANSWER_COLON_LETTER.findall(prediction)
+    return letters[-1].upper() if letters else None

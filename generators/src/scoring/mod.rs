@@ -30,6 +30,12 @@
 //! Beside the row's own verdict, [`ruler_credit`] gives RULER's partial credit for `all` and
 //! `any` rows (the fraction of gold items present), so numbers can be set beside RULER's.
 
+pub mod difflib;
+pub mod graph_f1;
+pub mod mrcr;
+pub mod pystr;
+pub mod soft_match;
+
 use crate::Metric;
 
 /// Characters allowed per token of the answer budget before an output is judged an echo.
