@@ -2,6 +2,8 @@
 //! Its own test binary, so the children measured are only this test's. The memory bound is
 //! checked where getrusage reports it (unix); the row is checked everywhere.
 
+#[allow(dead_code)]
+#[path = "integration/common/mod.rs"]
 mod common;
 
 use std::path::Path;
