@@ -1,6 +1,6 @@
 //! Property-based fuzzing of everything the core reads from users: corpus text, tokenizer.json
 //! bytes, templates and QA files. Whatever the input, the core returns a value or an error: no
-//! panic, no endless loop, no unbounded allocation. `PROPTEST_CASES` bounds the run (CI sets it).
+//! panic, no endless loop, no unbounded allocation. `NEEDLEWORK_LOADER_CASES` bounds the run (CI sets it).
 
 use std::sync::Arc;
 
@@ -33,9 +33,9 @@ fn texty() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..80).prop_map(|v| v.concat())
 }
 
-/// `PROPTEST_CASES` when set, else `default`.
+/// `NEEDLEWORK_LOADER_CASES` when set, else `default`.
 fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
+    std::env::var("NEEDLEWORK_LOADER_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)

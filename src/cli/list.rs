@@ -3,6 +3,7 @@
 
 use needlework_generators::{tasks, tokenizer};
 
+use crate::cli::suite::file::{about, BUILTIN_SUITES};
 use crate::usage::usage;
 
 /// `gen list [WHAT]`.
@@ -57,8 +58,8 @@ pub fn list(what: Option<&str>) -> anyhow::Result<()> {
     }
     if all || what == "suites" {
         println!("suites:");
-        for (name, _, about) in crate::cli::suite::BUILTIN_SUITES {
-            println!("  {name:<12} {about}");
+        for (name, text) in BUILTIN_SUITES {
+            println!("  {name:<12} {}", about(text));
         }
         println!(
             "  {:<12} a suite file: shared keys, then [[task]] tables",

@@ -444,3 +444,26 @@ fn files_stay_small_and_functions_take_few_arguments() {
         );
     }
 }
+
+/// A task is one unit: outside comments and test code, a task's name appears only in its two
+/// modules (core and shell) and the two registries — no table of templates or harness names
+/// elsewhere lists it. Checked for the tasks whose names are no English word (`sort`, `qa`
+/// and `niah` occur as words, and in the names of other things, across the code).
+#[test]
+fn a_task_is_named_in_four_files_at_most() {
+    let mut files = rust_files(&root().join("src"));
+    files.extend(rust_files(&root().join("generators/src")));
+    for task in ["vt", "cwe", "fwe", "posgen", "needlechain", "arith"] {
+        let naming: Vec<String> = files
+            .iter()
+            .filter(|f| mentions_word(&non_test_code(f).join("\n"), task))
+            .filter(|f| !f.to_string_lossy().ends_with("_tests.rs"))
+            .map(|f| f.display().to_string())
+            .collect();
+        assert!(
+            naming.len() <= 4,
+            "{task} is named in {} files: {naming:?}",
+            naming.len()
+        );
+    }
+}

@@ -3,6 +3,41 @@
 
 use toml_edit::{Document, Item, Table, Value};
 
+
+/// Placeholders a value may be, filled from the command line; an entry whose placeholder is
+/// not given is skipped and named.
+pub const PLACEHOLDERS: &[(&str, &str)] = &[("{qa_data}", "--qa-data"), ("{qa2_data}", "--qa2-data")];
+
+/// The built-in suites, by name: their TOML text, embedded.
+pub const BUILTIN_SUITES: &[(&str, &str)] = &[
+    ("ruler", include_str!("ruler.toml")),
+    ("babilong", include_str!("babilong.toml")),
+    ("reasoning", include_str!("reasoning.toml")),
+];
+
+/// What a suite holds, for `gen list`: its `about` key, and the options its entries need to
+/// be made at all (a `{qa_data}` entry is skipped without `--qa-data`).
+pub fn about(text: &str) -> String {
+    let about = parse(text)
+        .ok()
+        .and_then(|f| {
+            f.top.into_iter().find(|s| s.key == "about").and_then(|s| match s.word {
+                Word::Text(t) => Some(t),
+                _ => None,
+            })
+        })
+        .unwrap_or_default();
+    let needs: Vec<&str> = PLACEHOLDERS
+        .iter()
+        .filter(|(p, _)| text.contains(p))
+        .map(|(_, o)| *o)
+        .collect();
+    if needs.is_empty() {
+        about
+    } else {
+        format!("{about} (some entries need {})", needs.join(", "))
+    }
+}
 /// A TOML value as a command-line word, or a switch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Word {

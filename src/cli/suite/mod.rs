@@ -25,7 +25,7 @@ use crate::run::recipe::{build_parts, derived_canary, BUILTIN_HAYSTACKS};
 use crate::run::shard::Shard;
 use crate::tasks::{flag_of, task_ids, worded};
 use crate::usage::{usage, UsageError};
-use file::{parse, Setting, SuiteFile, Word};
+use file::{parse, Setting, SuiteFile, Word, BUILTIN_SUITES, PLACEHOLDERS};
 use options::{fresh_options, overrides, public_seed, suite_command};
 
 /// `gen suite`: a suite's entries, with the common options that override the suite's.
@@ -103,25 +103,6 @@ pub struct SuiteArgs {
     pub shard: ShardArgs,
 }
 
-/// The built-in suites: name, TOML text, what it holds.
-pub const BUILTIN_SUITES: &[(&str, &str, &str)] = &[
-    (
-        "ruler",
-        include_str!("ruler.toml"),
-        "RULER's 13 configs under RULER's names (qa_1/qa_2 with --qa-data/--qa2-data)",
-    ),
-    (
-        "babilong",
-        include_str!("babilong.toml"),
-        "BABILong's qa1-qa5 at its lengths, 0 to 128k GPT-2 tokens",
-    ),
-    (
-        "reasoning",
-        include_str!("reasoning.toml"),
-        "tasks that need the whole context: needlechain, posgen, sort, arith",
-    ),
-];
-
 /// Keys every entry may set (or inherit from the top of the suite).
 const ENTRY_KEYS: &[&str] = &[
     "lengths", "depths", "samples", "reserve", "haystack", "template", "split",
@@ -160,9 +141,6 @@ const NOT_SUITE_KEYS: &[&str] = &[
     "shard_index",
 ];
 
-/// Placeholders a value may be, filled from the command line; an entry whose placeholder is
-/// not given is skipped and named.
-const PLACEHOLDERS: &[(&str, &str)] = &[("{qa_data}", "--qa-data"), ("{qa2_data}", "--qa2-data")];
 
 /// A suite entry's task command, resolved into its parameters and checked configuration.
 fn resolve(cli: &Cli) -> Result<(tasks::TaskParams, crate::run::config::Config)> {
@@ -192,7 +170,7 @@ struct Source {
 }
 
 fn source(given: &str) -> Result<Source> {
-    if let Some((name, text, _)) = BUILTIN_SUITES.iter().find(|(n, _, _)| *n == given) {
+    if let Some((name, text)) = BUILTIN_SUITES.iter().find(|(n, _)| *n == given) {
         return Ok(Source {
             recorded: name.to_string(),
             name: name.to_string(),
@@ -614,7 +592,7 @@ mod tests {
 
     #[test]
     fn builtin_suites_parse() {
-        for (name, text, _) in BUILTIN_SUITES {
+        for (name, text) in BUILTIN_SUITES {
             let f = parse(text).unwrap_or_else(|e| panic!("{name}: {e:?}"));
             assert!(!f.tasks.is_empty(), "{name}");
         }
