@@ -1,4 +1,4 @@
-//! Must show 9: a 1m-token instance is correct and the process stays under 1 GiB.
+//! A 1m-token instance is correct and the process stays under 1 GiB.
 //! Its own test binary, so the children measured are only this test's. The memory bound is
 //! checked where getrusage reports it (unix); the row is checked everywhere.
 

@@ -3,7 +3,6 @@
 //! `max_new_tokens` they fit `target_length`. (The reference counts — tiktoken, tokenizers,
 //! transformers' apply_chat_template — are compared in CI by tests/python/check_dataset.py.)
 
-
 use std::path::Path;
 
 use crate::common::*;

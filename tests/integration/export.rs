@@ -2,7 +2,6 @@
 //! written are the files meant — no value breaks out of its string literal or comment; two
 //! datasets get distinct names; RULER's layout carries each row and RULER's task names.
 
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -112,7 +111,7 @@ fn assert_no_injected_line(text: &str, file: &Path) {
     );
 }
 
-/// Item 16: lm-eval YAML — no injected line, no raw path in a comment, and the shard pattern
+/// Lm-eval YAML — no injected line, no raw path in a comment, and the shard pattern
 /// round-trips to the real path (and loads as YAML with the same value, where PyYAML exists).
 #[test]
 fn lm_eval_yaml_escapes_the_dataset_path() {
@@ -168,7 +167,7 @@ print("ok")
 /// [`EVIL`] made plain: what `gen export` names the dataset.
 const EVIL_NAME: &str = "ds_q_a_x_c_task_injected_import_os_os_system_false_n";
 
-/// Item 16: the inspect and OpenCompass files — no injected line, they compile, and the
+/// The inspect and OpenCompass files — no injected line, they compile, and the
 /// OpenCompass path round-trips.
 #[test]
 fn python_exports_escape_the_dataset_path() {
@@ -240,7 +239,7 @@ fn py_compile(file: &Path) {
     );
 }
 
-/// Item 16: names from the manifest that would become YAML keys or Python identifiers are
+/// Names from the manifest that would become YAML keys or Python identifiers are
 /// refused when they are not plain (exit 2, one line, nothing written).
 #[test]
 fn unplain_manifest_names_are_refused() {
@@ -324,7 +323,7 @@ fn names_under(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Issue 11: two datasets exported side by side share no lm-eval group, task or module name,
+/// Two datasets exported side by side share no lm-eval group, task or module name,
 /// and no OpenCompass variable, abbreviation or module: their names come from the directories
 /// (or `--name`). Per-length tasks and a group of them exist for `--limit`. Exporting again
 /// replaces the folder: files of an earlier export under another name do not linger.
@@ -426,7 +425,7 @@ fn jsonl(file: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Issue 11: `gen export ruler` writes RULER's layout: one `<task>/validation.jsonl` per config,
+/// `gen export ruler` writes RULER's layout: one `<task>/validation.jsonl` per config,
 /// named after the RULER task the config reproduces (by haystack, key and value types, and the
 /// numbers of keys, values and queries), with RULER's fields in RULER's order.
 #[test]

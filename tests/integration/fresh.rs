@@ -1,7 +1,6 @@
 //! Fresh splits: private seeds with commitments, `reveal`, `--disjoint-from` and
 //! `--controls no-context`, through the real binary.
 
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,6 @@
 //! --haystack`). Whatever the bytes, `gen` exits 0, 1 or 2 with a message: never a panic
 //! (101), never a hang (each run is given 60 s). `NEEDLEWORK_FUZZ_CASES` bounds the run.
 
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;

@@ -1,6 +1,5 @@
 //! End-to-end tests of `gen needlechain`, running the real binary.
 
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -36,7 +35,7 @@ fn amounts(chain: &[Value]) -> Vec<u64> {
     out
 }
 
-/// Must show 1 and 2: every order at --len 2k.
+/// Every order at --len 2k.
 #[test]
 fn salary_orders_at_2k() {
     let t = tmp();
@@ -140,7 +139,7 @@ fn salary_orders_at_2k() {
     }
 }
 
-/// Must show 3: a 200-fact chain keeps integral amounts; kinship's eldest ancestor is right.
+/// A 200-fact chain keeps integral amounts; kinship's eldest ancestor is right.
 #[test]
 fn long_chains_and_kinship() {
     let t = tmp();
@@ -242,7 +241,7 @@ fn long_chains_and_kinship() {
     }
 }
 
-/// Must show 4: deterministic, and verify passes; also with a haystack and depths.
+/// Deterministic, and verify passes; also with a haystack and depths.
 #[test]
 fn deterministic_and_verifiable() {
     let t = tmp();
@@ -319,4 +318,3 @@ fn bad_needlechain_input() {
         assert_refused(&all, &out_arg(t.path(), "x"), needle);
     }
 }
-

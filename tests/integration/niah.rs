@@ -1,13 +1,12 @@
 //! End-to-end tests of `gen niah`, `gen verify`, `gen inspect` and `gen list`, running the real
 //! binary.
 
-
 use std::path::Path;
 
 use crate::common::*;
 use needlework_generators::Tokenizer;
 
-/// Must show 1: the canonical command gives 10 exact-length rows at the 10 depths, answers at
+/// The canonical command gives 10 exact-length rows at the 10 depths, answers at
 /// their recorded offsets.
 #[test]
 fn canonical_command_writes_ten_exact_rows() {
@@ -60,7 +59,7 @@ fn canonical_command_writes_ten_exact_rows() {
     }
 }
 
-/// Must show 2: byte-identical files for the same command and any --threads; seed 8 differs.
+/// Byte-identical files for the same command and any --threads; seed 8 differs.
 #[test]
 fn output_is_byte_identical_across_runs_and_threads() {
     let t = tmp();
@@ -98,8 +97,8 @@ fn output_is_byte_identical_across_runs_and_threads() {
 
 /// Rewrite `file` with `edit` applied to the first row's input (a tampered dataset for verify).
 fn rewrite_first_input(file: &Path, edit: impl Fn(&str) -> String) {
-    use arrow::array::{ArrayRef, LargeStringArray};
     use crate::common::parquet_read::Columns;
+    use arrow::array::{ArrayRef, LargeStringArray};
     use parquet::arrow::ArrowWriter;
     use std::sync::Arc;
     let batches = read_batches(file);
@@ -121,7 +120,7 @@ fn rewrite_first_input(file: &Path, edit: impl Fn(&str) -> String) {
     w.close().unwrap();
 }
 
-/// Must show 4: verify passes an untouched dataset and fails, naming the row, when one input
+/// Verify passes an untouched dataset and fails, naming the row, when one input
 /// was edited; a truncated or missing file fails too.
 #[test]
 fn verify_catches_edits_truncation_and_missing_files() {
@@ -167,7 +166,7 @@ fn verify_catches_edits_truncation_and_missing_files() {
     assert!(String::from_utf8_lossy(&bad.stdout).contains("missing file"));
 }
 
-/// Must show 5: bad input exits 2 with one line and leaves nothing behind.
+/// Bad input exits 2 with one line and leaves nothing behind.
 #[test]
 fn bad_input_exits_2_with_one_line_and_no_output() {
     let t = tmp();
@@ -257,7 +256,7 @@ fn context_sentences(r: &TestRow) -> Vec<String> {
     out
 }
 
-/// Must show 7: .txt and .jsonl:field corpora are the haystack, really.
+/// .txt and .jsonl:field corpora are the haystack, really.
 #[test]
 fn user_corpora_are_the_haystack() {
     let t = tmp();
@@ -311,7 +310,7 @@ fn user_corpora_are_the_haystack() {
     assert!(String::from_utf8_lossy(&res.stderr).contains("no string field 'text'"));
 }
 
-/// Must show 8: the named variants.
+/// The named variants.
 #[test]
 fn variants_have_the_right_needles_and_answers() {
     let t = tmp();
@@ -359,7 +358,7 @@ fn variants_have_the_right_needles_and_answers() {
     }
 }
 
-/// Must show 6 (Rust side): a tokenizer.json gives lengths equal to the tokenizers crate's
+/// A tokenizer.json gives lengths equal to the tokenizers crate's
 /// count; tests/python/check_dataset.py compares with Hugging Face's Python package in CI.
 #[test]
 fn hugging_face_tokenizer_files_count_exactly() {

@@ -3,7 +3,6 @@
 //! word with their question; the answer takes one hop through our association tables).
 //!
 
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -124,7 +123,7 @@ fn str_of(v: &serde_json::Value) -> &str {
     v.as_str().expect("a string")
 }
 
-/// Must show 3 (confusers): over every variant, key and value type and several haystacks,
+/// Confusers: over every variant, key and value type and several haystacks,
 /// the gold answers are the asked keys' own values, every confuser sentence is in the input
 /// where recorded, near keys are one edit from an asked key and no key or value of the
 /// instance, superseded and negated facts name an asked key with a value that is not gold,
@@ -442,7 +441,7 @@ fn shared_content_word(a: &str, b: &str) -> Option<(String, String)> {
     None
 }
 
-/// Must show 3 (latent): over many seeds, variants and haystacks, no needle sentence shares a
+/// Latent: over many seeds, variants and haystacks, no needle sentence shares a
 /// content word with its question (nor with the asked place's other names); the answer follows
 /// from the table (the test reads the data files itself); the other people lead elsewhere;
 /// the hop's terms, every other thing that leads to the asked place, and the answer's name are
@@ -717,4 +716,3 @@ fn options_are_checked_recorded_and_verified() {
     let templates = String::from_utf8(gen_ok(&["list", "templates"]).stdout).unwrap();
     assert!(templates.contains("niah/latent"));
 }
-

@@ -1,16 +1,15 @@
 //! The shared Parquet reader (src/parquet_read.rs) on files `gen` does not write: every text
 //! layout, nulls, lists, and errors (not panics) that name the file and column.
 
-
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::common::parquet_read::{Columns, ParquetFile};
+use crate::common::tmp;
 use arrow::array::{
     ArrayRef, Float64Array, Int32Array, Int64Array, LargeStringArray, ListBuilder, RecordBatch,
     StringArray, StringBuilder, StringViewArray,
 };
-use crate::common::parquet_read::{Columns, ParquetFile};
-use crate::common::tmp;
 use parquet::arrow::ArrowWriter;
 
 /// Write one batch of `columns` to `path`.

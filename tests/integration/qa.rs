@@ -6,7 +6,6 @@
 //! regenerates it all. Over many seeds, both formats, several tokenizers.
 //!
 
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

@@ -12,7 +12,6 @@
 //! `NEEDLEWORK_ROUNDTRIP_RECIPES` how many, and `NEEDLEWORK_ROUNDTRIP_KEEP=DIR` keeps every
 //! dataset there for the Python reference checks (tiktoken, tokenizers) that CI runs.
 
-
 use std::path::Path;
 
 use crate::common::*;

@@ -2,7 +2,6 @@
 //! recomputed from each row's `params` over many seeds, lengths exact, `verify` passing, and
 //! bad input refused.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -284,4 +283,3 @@ fn vt_bad_input_is_refused() {
         "--haystack does not apply",
     );
 }
-

@@ -2,7 +2,6 @@
 //! directory at once, leftovers of killed runs are cleaned, and every bad input exits 2 with
 //! one line on stderr and leaves nothing behind.
 
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -42,7 +41,7 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Item 4: `--force` never deletes an input that lives inside the directory it replaces.
+/// `--force` never deletes an input that lives inside the directory it replaces.
 #[test]
 fn force_refuses_to_replace_a_directory_holding_an_input() {
     let t = tmp();
@@ -103,7 +102,7 @@ fn force_refuses_to_replace_a_directory_holding_an_input() {
     ]);
 }
 
-/// Item 5: a lock file held by a live process refuses a second run; one of a dead process is
+/// A lock file held by a live process refuses a second run; one of a dead process is
 /// taken over; the lock is gone after a run.
 #[test]
 fn a_directory_being_written_by_a_live_gen_is_refused() {
@@ -123,7 +122,7 @@ fn a_directory_being_written_by_a_live_gen_is_refused() {
     assert_eq!(names(t.path()), ["ds"], "the lock and staging are gone");
 }
 
-/// Item 5, with two real processes: while a slow run writes `--out`, a second run into the
+/// With two real processes: while a slow run writes `--out`, a second run into the
 /// same directory is refused (exit 2, naming the first's PID), and the first finishes.
 #[test]
 fn two_concurrent_runs_into_one_directory() {
@@ -173,7 +172,7 @@ fn two_concurrent_runs_into_one_directory() {
     assert_eq!(names(t.path()), ["ds"]);
 }
 
-/// Item 6: staging and set-aside folders of dead runs are removed before a run starts; a
+/// Staging and set-aside folders of dead runs are removed before a run starts; a
 /// set-aside previous dataset is never lost without --force, and the refusal names it.
 #[test]
 fn leftovers_of_killed_runs_are_cleaned() {
@@ -214,7 +213,7 @@ fn leftovers_of_killed_runs_are_cleaned() {
     assert_eq!(names(t.path()), [format!(".ds.tmp-{me}"), "ds".into()]);
 }
 
-/// Item 8: an --out that is a file.
+/// An --out that is a file.
 #[test]
 fn out_naming_a_file_is_refused() {
     let t = tmp();
@@ -232,7 +231,7 @@ fn out_naming_a_file_is_refused() {
     }
 }
 
-/// Item 8: a non-UTF-8 argument is refused with one line, not a panic.
+/// A non-UTF-8 argument is refused with one line, not a panic.
 #[cfg(unix)]
 #[test]
 fn non_utf8_arguments_are_refused() {
@@ -265,7 +264,7 @@ fn non_utf8_arguments_are_refused() {
     assert_eq!(names(t.path()), Vec::<String>::new());
 }
 
-/// Item 8: --out . or any ancestor of the current directory is never replaced.
+/// --out . or any ancestor of the current directory is never replaced.
 #[test]
 fn the_current_directory_and_its_ancestors_are_never_replaced() {
     let t = tmp();
@@ -292,7 +291,7 @@ fn the_current_directory_and_its_ancestors_are_never_replaced() {
     assert_eq!(names(&t.path().join("a")), ["b"]);
 }
 
-/// Item 8: split names are at most 64 characters.
+/// Split names are at most 64 characters.
 #[test]
 fn long_split_names_are_refused() {
     let t = tmp();
@@ -309,7 +308,7 @@ fn long_split_names_are_refused() {
     );
 }
 
-/// Item 8: --threads is 1 to 1024, for generation and verify.
+/// --threads is 1 to 1024, for generation and verify.
 #[test]
 fn threads_out_of_range_are_refused() {
     let t = tmp();
@@ -325,7 +324,7 @@ fn threads_out_of_range_are_refused() {
     gen_ok(&["verify", &out, "--threads", "2", "-q"]);
 }
 
-/// Item 8: a missing required argument is named on the one line.
+/// A missing required argument is named on the one line.
 #[test]
 fn a_missing_required_argument_is_named() {
     let t = tmp();
@@ -333,7 +332,7 @@ fn a_missing_required_argument_is_named() {
     assert_one_line(&res, &["--predictions"]);
 }
 
-/// Item 8: a missing or invalid manifest exits 2 with one line, for every reading command.
+/// A missing or invalid manifest exits 2 with one line, for every reading command.
 #[test]
 fn missing_or_invalid_manifests_exit_2() {
     let t = tmp();
@@ -363,7 +362,7 @@ fn missing_or_invalid_manifests_exit_2() {
     }
 }
 
-/// Item 8: a failing write (here: over the file size limit, like a full disk) names the file.
+/// A failing write (here: over the file size limit, like a full disk) names the file.
 #[cfg(target_os = "linux")]
 #[test]
 fn write_errors_name_the_file() {

@@ -1,7 +1,6 @@
 //! End-to-end tests of `gen score`: hand-made predictions (all right, all wrong, half right)
 //! give the right numbers per config, length and depth, and the heatmaps are drawn.
 
-
 use std::path::{Path, PathBuf};
 
 use crate::common::*;
@@ -71,7 +70,7 @@ fn red_and_green(png_path: &Path) -> (usize, usize, (u32, u32)) {
     (red, green, (info.width, info.height))
 }
 
-/// Must show 3: 100 % for gold, 0 % for empty, the right fraction for a mix, per length and
+/// 100 % for gold, 0 % for empty, the right fraction for a mix, per length and
 /// depth; the heatmaps exist and show the grid.
 #[test]
 fn gold_empty_and_half() {
@@ -237,7 +236,7 @@ fn gold_lines(rows: &[TestRow]) -> Vec<Value> {
         .collect()
 }
 
-/// Item 14: a file covering 10 of 24 rows does not score 100 %: the 14 missing rows count as
+/// A file covering 10 of 24 rows does not score 100 %: the 14 missing rows count as
 /// wrong, the length nobody predicted is still reported (at 0 %), and the coverage is printed
 /// on its own line and written per config and overall. `--only-present` scores only the 10,
 /// and says so loudly on stderr.
@@ -312,7 +311,7 @@ fn missing_rows_count_as_wrong_and_coverage_is_reported() {
     assert_eq!(s["coverage"], json!({"predicted": 10, "rows": 24}));
 }
 
-/// Item 14: an empty file, or a file of some other dataset's ids, is refused (exit 2, one
+/// An empty file, or a file of some other dataset's ids, is refused (exit 2, one
 /// line) instead of scoring 0 % over 0 rows.
 #[test]
 fn predictions_matching_no_row_are_refused() {
@@ -342,7 +341,7 @@ fn predictions_matching_no_row_are_refused() {
 /// A prediction made from a row.
 type Predict = fn(&TestRow) -> String;
 
-/// Item 14: echoing the prompt back is judged as an echo and scores 0; gold answers, and gold
+/// Echoing the prompt back is judged as an echo and scores 0; gold answers, and gold
 /// answers inside a short sentence, still score 100 %. Also where the input is short and the
 /// answer long (chars tokenizer, four uuids), and for BABILong stories without filler.
 #[test]
@@ -428,7 +427,7 @@ fn ruler_rule(answers: &[String], prediction: &str) -> f64 {
     found as f64 / answers.len() as f64
 }
 
-/// Issue 11: beside each row's own metric, `gen score` reports RULER's partial credit for
+/// Beside each row's own metric, `gen score` reports RULER's partial credit for
 /// multi-answer rows — per row in rows.json, per cell, length, config and overall in
 /// scores.json, and in the table — equal to RULER's rule. A row giving 2 of 4 values is wrong
 /// by its own metric and earns 0.5; the echo of the prompt is wrong but earns full credit (RULER
@@ -532,7 +531,7 @@ fn ruler_partial_credit_beside_the_row_metric() {
     assert!(verdicts.contains("\"ruler\":null"), "{verdicts}");
 }
 
-/// Issue 11: RULER's prediction files name rows by `others.id` (their `index` is the row's
+/// RULER's prediction files name rows by `others.id` (their `index` is the row's
 /// position in RULER's task file); a folder of them (one `<task>.jsonl` per task, as RULER's
 /// prediction script writes) is read whole, and `--predictions` may be repeated. A folder
 /// without prediction files, and an id predicted in two files, are refused (exit 2, one line).

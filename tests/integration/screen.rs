@@ -3,7 +3,6 @@
 //! over-long corpus sentence is cut so depths still land where they were asked. Each test
 //! failed before screening and cutting existed.
 
-
 use std::fmt::Write as _;
 
 use crate::common::*;

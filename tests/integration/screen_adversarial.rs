@@ -7,7 +7,6 @@
 //! and the question say them). Recipes and seeds are drawn at random (a fixed seed by default,
 //! `NEEDLEWORK_ADVERSARY_SEED` to draw others).
 
-
 use std::fmt::Write as _;
 use std::path::Path;
 

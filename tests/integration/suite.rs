@@ -1,7 +1,6 @@
 //! `gen suite` (TOML files and built-in suites, many tasks in one dataset) and sharding
 //! (`--num-shards/--shard-index` and `gen merge`), through the real binary.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 

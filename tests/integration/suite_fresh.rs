@@ -3,7 +3,6 @@
 //! byte for byte, `--disjoint-from` matched by task kind across configs, and control rows
 //! scored apart, through the real binary.
 
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

@@ -3,10 +3,10 @@
 
 use toml_edit::{Document, Item, Table, Value};
 
-
 /// Placeholders a value may be, filled from the command line; an entry whose placeholder is
 /// not given is skipped and named.
-pub const PLACEHOLDERS: &[(&str, &str)] = &[("{qa_data}", "--qa-data"), ("{qa2_data}", "--qa2-data")];
+pub const PLACEHOLDERS: &[(&str, &str)] =
+    &[("{qa_data}", "--qa-data"), ("{qa2_data}", "--qa2-data")];
 
 /// The built-in suites, by name: their TOML text, embedded.
 pub const BUILTIN_SUITES: &[(&str, &str)] = &[
@@ -21,10 +21,13 @@ pub fn about(text: &str) -> String {
     let about = parse(text)
         .ok()
         .and_then(|f| {
-            f.top.into_iter().find(|s| s.key == "about").and_then(|s| match s.word {
-                Word::Text(t) => Some(t),
-                _ => None,
-            })
+            f.top
+                .into_iter()
+                .find(|s| s.key == "about")
+                .and_then(|s| match s.word {
+                    Word::Text(t) => Some(t),
+                    _ => None,
+                })
         })
         .unwrap_or_default();
     let needs: Vec<&str> = PLACEHOLDERS

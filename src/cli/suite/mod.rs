@@ -141,7 +141,6 @@ const NOT_SUITE_KEYS: &[&str] = &[
     "shard_index",
 ];
 
-
 /// A suite entry's task command, resolved into its parameters and checked configuration.
 fn resolve(cli: &Cli) -> Result<(tasks::TaskParams, crate::run::config::Config)> {
     match &cli.command {

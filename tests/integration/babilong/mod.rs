@@ -145,7 +145,7 @@ fn generate_and_check(
     (t, out)
 }
 
-/// Must show 1 and 2: qa1-qa5 at --len 0, 4k and 32k; answers re-solved, facts in order at
+/// Qa1-qa5 at --len 0, 4k and 32k; answers re-solved, facts in order at
 /// their offsets, lengths exact.
 #[test]
 fn qa1_to_qa5_at_0_4k_32k() {
@@ -161,7 +161,7 @@ fn qa1_to_qa5_at_0_4k_32k() {
     assert_eq!(by_sample(0), by_sample(32768));
 }
 
-/// Must show 2: qa6-qa13 at 4k, in another tokenizer.
+/// Qa6-qa13 at 4k, in another tokenizer.
 #[test]
 fn qa6_to_qa13_at_4k() {
     generate_and_check(6..=13, "4k", 6, ("cl100k", Tokenizer::Cl100k));
@@ -214,7 +214,7 @@ fn thousands_of_stories_resolve() {
     }
 }
 
-/// Must show 3: fresh vocabulary avoids bAbI's names.
+/// Fresh vocabulary avoids bAbI's names.
 #[test]
 fn fresh_vocabulary_is_new() {
     let t = tmp();
@@ -253,7 +253,7 @@ fn fresh_vocabulary_is_new() {
     );
 }
 
-/// Must show 4: a user's .txt corpus as haystack, facts kept within 40-60 % depth; and
+/// A user's .txt corpus as haystack, facts kept within 40-60 % depth; and
 /// `--depths` placing the first supporting fact.
 #[test]
 fn corpus_haystack_and_fact_window() {
@@ -296,7 +296,7 @@ fn corpus_haystack_and_fact_window() {
     }
 }
 
-/// Must show 5: the same command twice gives byte-identical files, whatever the threads;
+/// The same command twice gives byte-identical files, whatever the threads;
 /// `gen verify` passes.
 #[test]
 fn deterministic_and_verifiable() {
@@ -513,4 +513,3 @@ fn suite_entries_take_the_babilong_template() {
     let v = gen_ok(&["verify", d, "-q"]);
     assert!(String::from_utf8_lossy(&v.stdout).starts_with("ok: 8 rows"));
 }
-

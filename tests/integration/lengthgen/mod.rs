@@ -6,8 +6,8 @@ mod bignum;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use bignum::{big, carries};
 use crate::common::*;
+use bignum::{big, carries};
 use serde_json::Value;
 
 /// A JSON array of strings, borrowed.
@@ -27,7 +27,7 @@ fn u64s(v: &Value) -> Vec<u64> {
         .collect()
 }
 
-/// Must show 1: each posgen variant obeys its rule at every position; target is the
+/// Each posgen variant obeys its rule at every position; target is the
 /// continuation; train and test seed tuples are disjoint.
 #[test]
 fn posgen_rules_and_disjoint_splits() {
@@ -128,7 +128,7 @@ fn numeric_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     (a.len(), a).cmp(&(b.len(), b))
 }
 
-/// Must show 2: sort targets are exactly the sorted items, for 10 items and --len 32k.
+/// Sort targets are exactly the sorted items, for 10 items and --len 32k.
 #[test]
 fn sort_targets_are_sorted_items() {
     let t = tmp();
@@ -251,7 +251,7 @@ fn sort_targets_are_sorted_items() {
     }
 }
 
-/// Must show 3: results are right for 1..200-digit operands; layouts render as specified;
+/// Results are right for 1..200-digit operands; layouts render as specified;
 /// carry control does what it says.
 #[test]
 fn arith_results_layouts_and_carries() {
@@ -378,7 +378,7 @@ fn arith_results_layouts_and_carries() {
     }
 }
 
-/// Must show 4: the long-context sum.
+/// The long-context sum.
 #[test]
 fn arith_sum_in_a_haystack() {
     let t = tmp();
@@ -414,7 +414,7 @@ fn arith_sum_in_a_haystack() {
     }
 }
 
-/// Must show 5: deterministic and verifiable, all three tasks.
+/// Deterministic and verifiable, all three tasks.
 #[test]
 fn lengthgen_tasks_are_deterministic_and_verify() {
     let t = tmp();
@@ -494,4 +494,3 @@ fn lengthgen_bad_input() {
         assert_refused(&args, &out_arg(t.path(), "x"), needle);
     }
 }
-

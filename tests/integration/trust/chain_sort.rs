@@ -2,7 +2,6 @@
 //! chains reach any supported length within the tolerance, and sort never runs out of distinct
 //! items silently. Each test failed before its fix.
 
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -154,7 +153,7 @@ fn needlechain_long_chains_keep_distinct_names() {
     assert!(names.iter().any(|n| n.split(' ').count() == 3), "initials");
 }
 
-/// Item 3 and the same class in every sort option: a length-filled list either fills the
+/// And the same class in every sort option: a length-filled list either fills the
 /// length within tolerance with items that are distinct when asked, or the length is refused
 /// before any work (exit 2, one line saying it cannot be reached and why), never a hang or a
 /// short row. Before: 1-digit numbers gave 10 items at every length (even with duplicates
@@ -221,7 +220,7 @@ fn sort_lists_fill_the_length_or_are_refused() {
     assert!(filled >= 40, "{filled} runs filled their length");
 }
 
-/// Item 3: `--items` beyond the distinct items that exist is refused with the maximum (not
+/// `--items` beyond the distinct items that exist is refused with the maximum (not
 /// drawn forever), as many as exist is fine, and hidden lists check their default count too.
 #[test]
 fn sort_counts_beyond_the_item_space_are_refused() {

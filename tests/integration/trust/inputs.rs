@@ -1,13 +1,13 @@
 //! Inputs: `verify` finds moved inputs from anywhere, and unusable inputs, options that do
 //! not apply and impossible values are refused with one message.
 
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
-use crate::common::*;
 
 use super::*;
 
-/// Item 12: verify worked only from the directory the dataset was made in (relative corpus and
+/// Verify worked only from the directory the dataset was made in (relative corpus and
 /// template paths). Now it finds inputs from anywhere, says when one moved, and takes overrides
 /// checked against the recorded hashes.
 #[test]
@@ -97,7 +97,7 @@ fn char_tokenizer(chars: &str, dropout: Option<f64>) -> String {
     .to_string()
 }
 
-/// Item 7: `--tokenizer /dev/zero` was killed by the OOM killer, an empty vocabulary made the
+/// `--tokenizer /dev/zero` was killed by the OOM killer, an empty vocabulary made the
 /// fitter loop until allocation failed, and a BPE with dropout made output nondeterministic.
 /// All are refused at once, with exit 2 and one line.
 #[test]
@@ -164,7 +164,7 @@ fn unusable_inputs_are_refused_fast() {
     assert_verifies(&ok);
 }
 
-/// Item 7, score side: `gen score --predictions /dev/zero` aborted; it is refused at once.
+/// Score side: `gen score --predictions /dev/zero` aborted; it is refused at once.
 #[test]
 fn prediction_files_are_bounded() {
     if !Path::new("/dev/zero").exists() {
@@ -179,7 +179,7 @@ fn prediction_files_are_bounded() {
     );
 }
 
-/// Item 9 (the refusal half): options that were silently ignored or mislabelled are refused
+/// Options that were silently ignored or mislabelled are refused
 /// with exit 2 and one line instead.
 #[test]
 fn options_not_honoured_are_refused() {

@@ -8,8 +8,8 @@ mod regeneration;
 mod tampering;
 mod tasks;
 
-use std::path::Path;
 use crate::common::*;
+use std::path::Path;
 
 /// `gen verify DIR` passes (exit 0, "ok:").
 pub(super) fn assert_verifies(dir: &str) {

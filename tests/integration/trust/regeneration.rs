@@ -1,13 +1,13 @@
 //! Every recipe regenerates exactly, and a recipe makes the same directory wherever, however
 //! and by whatever spelling it runs.
 
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
-use crate::common::*;
 
 use super::*;
 
-/// Item 1: floats read back from manifest.json were one ulp off, so `--depths 20` (and many
+/// Floats read back from manifest.json were one ulp off, so `--depths 20` (and many
 /// other grids, decimal depths and fact windows) failed verify on untouched data.
 #[test]
 fn every_depth_grid_regenerates_exactly() {
@@ -96,7 +96,7 @@ fn every_depth_grid_regenerates_exactly() {
     }
 }
 
-/// Item 13: the manifest and card recorded the invocation (`--out`, `--threads`, absolute
+/// The manifest and card recorded the invocation (`--out`, `--threads`, absolute
 /// paths), so the same recipe gave different directories. Now every file is identical.
 #[test]
 fn the_same_recipe_makes_the_same_directory() {

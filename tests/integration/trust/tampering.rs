@@ -1,12 +1,12 @@
 //! Every edit a dataset could suffer — to a shard, a mirror, the manifest, the files a loader
 //! reads — is caught by `verify`, and what hosting adds is not taken for data.
 
-use std::path::Path;
 use crate::common::*;
+use std::path::Path;
 
 use super::*;
 
-/// Item 2: JSON Lines mirrors, stray config folders and the card's front matter are data a
+/// JSON Lines mirrors, stray config folders and the card's front matter are data a
 /// loader reads, so verify checks them; tool folders are not data.
 #[test]
 fn every_file_a_loader_reads_is_checked() {

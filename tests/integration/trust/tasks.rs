@@ -2,7 +2,6 @@
 //! dataset and never exceeds `--len`; babilong tells exactly the `--facts` asked for or refuses
 //! them; a reported minimum length is a true one. Each test failed before its fix.
 
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -60,7 +59,7 @@ fn minimum_is_true(args: &[&str], dir: &Path, name: &str) -> u64 {
     min
 }
 
-/// Item 1: 3,000 default samples held about 90 repeated seed tuples per split (85 in train, 90
+/// 3,000 default samples held about 90 repeated seed tuples per split (85 in train, 90
 /// in test), and a tiny modulus repeated whole rows. Now every split's tuples are distinct,
 /// train and test are disjoint, a tiny space is used up exactly, and asking for more samples
 /// than it holds is refused up front, naming the value and how many exist.
@@ -120,7 +119,7 @@ fn posgen_never_repeats_a_seed_tuple() {
     );
 }
 
-/// Item 2: with `--explain` the rule was not counted, so `--len 19` gave rows of 34 tokens.
+/// With `--explain` the rule was not counted, so `--len 19` gave rows of 34 tokens.
 /// Now the prompt, the continuation the model writes after it and the reserve fit `--len`, or
 /// the length is refused up front; the reported minimum is true.
 #[test]
@@ -191,7 +190,7 @@ fn posgen_fits_its_window_or_is_refused() {
     }
 }
 
-/// Item 3: `--task qa2 --facts 1` and `--task qa5 --facts 10` silently told other sizes (a
+/// `--task qa2 --facts 1` and `--task qa5 --facts 10` silently told other sizes (a
 /// walk grew until its question could be asked; puzzles ignored `--facts`). Every task now
 /// tells exactly the size asked for, or refuses it naming the sizes it accepts.
 #[test]
@@ -260,7 +259,7 @@ fn babilong_tells_exactly_the_facts_asked_for_or_refuses() {
     }
 }
 
-/// Item 4: `--task qa5 --vocab fresh` reported a minimum (probed on four stories) and then
+/// `--task qa5 --vocab fresh` reported a minimum (probed on four stories) and then
 /// failed at it on a longer story, after doing the work. The minimum is now the largest need
 /// over the run's own stories: at it every task and vocabulary generates, one below is
 /// refused before anything is written.

@@ -278,7 +278,7 @@ fn sizes_and_answers_follow_babi_task_definitions() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
-/// The check can fail: the defects issue 13 found are refused, and the reference is what
+/// The check can fail: the defects found in earlier stories are refused, and the reference is what
 /// bAbI's definitions say where they say it outright.
 #[test]
 fn the_distribution_check_refuses_what_babi_does_not_do() {
