@@ -1,8 +1,10 @@
 //! The prose haystack's vocabulary: word lists with their inflections and Zipf-like weights.
 //!
 //! Lists are ordered roughly commonest first, and a word's weight falls with its rank as in
-//! natural text (Zipf–Mandelbrot, exponent 1), so a few words recur often while thousands turn up
-//! now and then — the vocabulary growth of real prose rather than a uniform draw.
+//! natural text (Zipf–Mandelbrot), so some words recur more than others while thousands turn up
+//! now and then — the vocabulary growth of real prose rather than a uniform draw. The head is
+//! kept flat (a large offset): in real English no content word takes more than a fraction of a
+//! percent of the text, and a steep head is what gives generated text away.
 
 use crate::rng::Rng;
 
@@ -15,18 +17,23 @@ pub struct Ranked<T> {
     cum: Vec<u64>,
 }
 
-/// Zipf–Mandelbrot offset: keeps the first few ranks from dominating.
-const ZIPF_OFFSET: f64 = 0.5;
-/// Zipf exponent: how fast weights fall with rank.
-const ZIPF_EXPONENT: f64 = 1.1;
+/// Zipf–Mandelbrot offset of the general lists: keeps the first ranks from dominating.
+const ZIPF_OFFSET: f64 = 12.0;
+/// Zipf exponent of the general lists: how fast weights fall with rank.
+const ZIPF_EXPONENT: f64 = 1.0;
 
 impl<T> Ranked<T> {
-    /// Rank-weighted draw over `items` (which must not be empty).
+    /// Rank-weighted draw over `items` (which must not be empty), with the general lists' law.
     pub fn new(items: Vec<T>) -> Self {
+        Self::zipf(items, ZIPF_OFFSET, ZIPF_EXPONENT)
+    }
+
+    /// Rank-weighted draw with weight `1 / (rank + offset)^exponent`.
+    pub fn zipf(items: Vec<T>, offset: f64, exponent: f64) -> Self {
         let mut total = 0u64;
         let cum = (0..items.len())
             .map(|r| {
-                total += (1e9 / (r as f64 + ZIPF_OFFSET).powf(ZIPF_EXPONENT)) as u64;
+                total += (1e9 / (r as f64 + offset).powf(exponent)).max(1.0) as u64;
                 total
             })
             .collect();
@@ -70,6 +77,34 @@ pub struct Verb {
     pub participle: String,
     /// "carrying".
     pub gerund: String,
+    /// "carrieth": the third person singular of archaic writing.
+    pub archaic: String,
+}
+
+impl Verb {
+    /// Every form, for vocabulary checks.
+    pub fn forms(&self) -> [String; 6] {
+        [
+            self.archaic.clone(),
+            self.base.clone(),
+            self.third.clone(),
+            self.past.clone(),
+            self.participle.clone(),
+            self.gerund.clone(),
+        ]
+    }
+}
+
+/// The archaic third person singular: "walketh", "maketh", "carrieth"; "hath", "doth", "goeth".
+pub fn archaic_third(base: &str) -> String {
+    match base {
+        "have" => "hath".into(),
+        "do" => "doth".into(),
+        "say" => "saith".into(),
+        _ if base.ends_with('e') => format!("{base}th"),
+        _ if ends_consonant_y(base) => format!("{}ieth", &base[..base.len() - 1]),
+        _ => format!("{base}eth"),
+    }
 }
 
 /// The words of one list file: whitespace-separated entries, `#` comments, first use kept.
@@ -117,12 +152,18 @@ pub fn verbs(text: &str) -> Result<Vec<Verb>, String> {
                 }
                 _ => return Err(format!("verb entry '{e}' needs base/past/participle")),
             };
+            let archaic = if double {
+                archaic_third(&doubled(base))
+            } else {
+                archaic_third(base)
+            };
             Ok(Verb {
                 base: base.to_string(),
                 third: third_person(base),
                 past,
                 participle,
                 gerund: gerund(base, double),
+                archaic,
             })
         })
         .collect()
@@ -259,6 +300,17 @@ mod tests {
             ("running", "runs")
         );
         assert!(verbs("go/went").is_err());
+        assert_eq!(archaic_third("walk"), "walketh");
+        assert_eq!(archaic_third("make"), "maketh");
+        assert_eq!(archaic_third("carry"), "carrieth");
+        assert_eq!(archaic_third("play"), "playeth");
+        assert_eq!(archaic_third("see"), "seeth");
+        assert_eq!(archaic_third("have"), "hath");
+        let v = verbs("stop+ bake").unwrap();
+        assert_eq!(
+            (v[0].archaic.as_str(), v[1].archaic.as_str()),
+            ("stoppeth", "baketh")
+        );
     }
 
     #[test]
