@@ -9,72 +9,81 @@ pub const ARTICLE_MARK: char = '\u{1}';
 /// Capitalise the next letter.
 pub const CAP_MARK: char = '\u{2}';
 
-/// Resolve article and capital marks, tidy spaces (none doubled, none before punctuation) and
-/// capitalise the first letter; with `terminate`, make sure the text ends with punctuation.
+/// Append a literal of the grammar to a sentence being expanded, keeping its spaces tidy as it
+/// grows: no space at the start, none doubled (an empty expansion between two spaces) and none
+/// before punctuation. A capital mark at the end of `out` is looked past, as it vanishes when
+/// the sentence is finished (an article mark stands for a word).
+pub fn push_literal(out: &mut String, literal: &str) {
+    let bytes = out.as_bytes();
+    let mut end = bytes.len();
+    while end > 0 && bytes[end - 1] == CAP_MARK as u8 {
+        end -= 1;
+    }
+    let last = if end == 0 { None } else { Some(bytes[end - 1]) };
+    let mut literal = literal;
+    if matches!(last, None | Some(b' ')) {
+        literal = literal.trim_start_matches(' ');
+    }
+    if last == Some(b' ')
+        && end == bytes.len()
+        && literal.starts_with([',', '.', ';', ':', '?', '!', ')'])
+    {
+        out.pop();
+    }
+    out.push_str(literal);
+}
+
+/// Resolve article and capital marks and capitalise the first letter; with `terminate`, make
+/// sure the text ends with punctuation. Spaces were kept tidy while the text was expanded
+/// ([`push_literal`]); a space left at either end is dropped.
+///
+/// It runs once per sentence of every haystack, so it looks only for the marks (a byte search)
+/// and copies the text between them whole.
 pub fn finish(raw: &str, terminate: bool) -> String {
+    let raw = raw.trim_matches(' ');
+    let bytes = raw.as_bytes();
     let mut out = String::with_capacity(raw.len() + 4);
     let mut capital = true;
-    let mut i = 0usize;
-    while let Some(c) = raw[i..].chars().next() {
-        let after = i + c.len_utf8();
-        match c {
-            ARTICLE_MARK => {
-                let next_word = raw[after..]
-                    .trim_start_matches([' ', CAP_MARK, ARTICLE_MARK])
-                    .split([' ', ',', '.'])
-                    .next()
-                    .unwrap_or("");
-                let article = if lexicon::takes_an(next_word) {
-                    "an"
-                } else {
-                    "a"
-                };
-                if capital {
-                    out.push_str(if article == "an" { "An" } else { "A" });
-                    capital = false;
-                } else {
-                    out.push_str(article);
-                }
-            }
-            CAP_MARK => capital = true,
-            ' ' => {
-                let next = raw[after..].chars().next();
-                let skip = out.is_empty()
-                    || out.ends_with([' ', '\n'])
-                    || out.ends_with('"') && out.matches('"').count() % 2 == 1
-                    || matches!(
-                        next,
-                        None | Some(' ' | ',' | '.' | ';' | ':' | '?' | '!' | ')' | '\n')
-                    )
-                    || next == Some('"') && out.matches('"').count() % 2 == 1;
-                if !skip {
-                    out.push(' ');
-                }
-            }
-            _ if capital && c.is_alphabetic() => {
-                out.extend(c.to_uppercase());
+    let mut pos = 0usize;
+    while pos <= bytes.len() {
+        let mark = memchr::memchr2(ARTICLE_MARK as u8, CAP_MARK as u8, &bytes[pos..])
+            .map_or(bytes.len(), |k| pos + k);
+        let mut segment = &raw[pos..mark];
+        if capital {
+            // Up to the first letter or digit nothing changes; a letter is capitalised.
+            if let Some((k, c)) = segment.char_indices().find(|(_, c)| c.is_alphanumeric()) {
                 capital = false;
-            }
-            _ if !capital => {
-                // Up to the next space or mark nothing changes state (a character is copied
-                // as it is): copy the run whole. The three are ASCII, so a byte search finds
-                // a character boundary.
-                let run = raw.as_bytes()[i..]
-                    .iter()
-                    .position(|&b| b == b' ' || b == ARTICLE_MARK as u8 || b == CAP_MARK as u8)
-                    .unwrap_or(raw.len() - i);
-                out.push_str(&raw[i..i + run]);
-                i += run;
-                continue;
-            }
-            _ => {
-                if c.is_alphanumeric() {
-                    capital = false;
+                if c.is_alphabetic() {
+                    out.push_str(segment[..k].trim_start_matches(' '));
+                    out.extend(c.to_uppercase());
+                    segment = &segment[k + c.len_utf8()..];
                 }
-                out.push(c);
             }
         }
-        i = after;
+        if out.is_empty() {
+            segment = segment.trim_start_matches(' ');
+        }
+        out.push_str(segment);
+        if mark == bytes.len() {
+            break;
+        }
+        if bytes[mark] == ARTICLE_MARK as u8 {
+            let next_word = raw[mark + 1..]
+                .trim_start_matches([' ', CAP_MARK, ARTICLE_MARK])
+                .split([' ', ',', '.'])
+                .next()
+                .unwrap_or("");
+            out.push_str(match (capital, lexicon::takes_an(next_word)) {
+                (true, true) => "An",
+                (true, false) => "A",
+                (false, true) => "an",
+                (false, false) => "a",
+            });
+            capital = false;
+        } else {
+            capital = true;
+        }
+        pos = mark + 1;
     }
     if terminate && !out.ends_with(['.', '?', '!', '"', ':']) {
         out.push('.');
@@ -202,14 +211,62 @@ fn is_word_byte(b: u8) -> bool {
 mod tests {
     use super::*;
 
+    /// Expand literals and marks as the engine does, then finish.
+    fn built(parts: &[&str]) -> String {
+        let mut raw = String::new();
+        for p in parts {
+            match *p {
+                "{a}" => raw.push(ARTICLE_MARK),
+                "{^}" => raw.push(CAP_MARK),
+                lit => push_literal(&mut raw, lit),
+            }
+        }
+        finish(&raw, true)
+    }
+
     #[test]
     fn finishing_resolves_marks_and_spaces() {
-        let raw = format!("{ARTICLE_MARK} orchard  , then {ARTICLE_MARK} 8-mile road .");
-        assert_eq!(finish(&raw, true), "An orchard, then an 8-mile road.");
-        let raw = format!("\"{CAP_MARK}{ARTICLE_MARK} house  stood \", said Ann .");
-        assert_eq!(finish(&raw, true), "\"A house stood\", said Ann.");
+        assert_eq!(
+            built(&[
+                "{a}",
+                " orchard",
+                " ",
+                "",
+                " , then ",
+                "{a}",
+                " 8-mile road",
+                " ",
+                "."
+            ]),
+            "An orchard, then an 8-mile road."
+        );
+        assert_eq!(
+            built(&[
+                "\"",
+                "{^}",
+                "{a}",
+                " house",
+                " ",
+                "",
+                "stood",
+                " ",
+                "",
+                ",\" said Ann",
+                "."
+            ]),
+            "\"A house stood,\" said Ann."
+        );
+        assert_eq!(
+            built(&[" ", "{^}", " in ", "{a}", " hour", " ", "?"]),
+            "In an hour?"
+        );
+        assert_eq!(
+            built(&["élan", " ", "", " is ", "{a}", " ", "ice"]),
+            "Élan is an ice."
+        );
         assert_eq!(finish("the quiet lane", false), "The quiet lane");
-        assert_eq!(finish("the quiet lane", true), "The quiet lane.");
+        assert_eq!(finish("the quiet lane ", true), "The quiet lane.");
+        assert_eq!(finish("12 boats", true), "12 boats.");
     }
 
     #[test]

@@ -200,11 +200,17 @@ pub struct Rule {
     pub alternatives: Vec<Vec<Part>>,
     /// Cumulative weights, one per alternative.
     cum: Vec<u64>,
+    /// Whether every alternative weighs the same (a draw needs no search).
+    uniform: bool,
 }
 
 impl Rule {
     /// One alternative, drawn by weight.
     pub fn choose(&self, rng: &mut Rng) -> &[Part] {
+        if self.uniform {
+            // The same draw as the search below makes when every weight is 1.
+            return &self.alternatives[rng.index(self.alternatives.len())];
+        }
         let total = *self.cum.last().unwrap_or(&1);
         let x = rng.below(total);
         let i = self
@@ -273,7 +279,12 @@ impl Grammar {
                 alternatives.push(parts);
                 cum.push(total);
             }
-            rules.push(Rule { alternatives, cum });
+            let uniform = cum.iter().enumerate().all(|(i, &c)| c == i as u64 + 1);
+            rules.push(Rule {
+                alternatives,
+                cum,
+                uniform,
+            });
         }
         let mut by_style = Vec::with_capacity(Style::ALL.len());
         for style in Style::ALL {

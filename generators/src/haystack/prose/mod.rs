@@ -18,6 +18,7 @@ pub mod topics;
 pub mod writings;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use crate::rng::Rng;
 use grammar::{Builtin, Form, Grammar, Part, Pool};
@@ -51,6 +52,15 @@ const TOPIC_SHARE_ADJ: u64 = 2;
 const TOPIC_SHARE_VERB: u64 = 2;
 /// Draws tried before a content word already in the sentence is let through.
 const FRESH_TRIES: usize = 3;
+/// Rules whose expansions the text may repeat word for word: its noun phrases and
+/// prepositional phrases. Real text names the same things the same way ("the mill by the
+/// river") and so compresses as it does; text that never repeats a phrase compresses worse than
+/// any real prose.
+const MEMORABLE: [&str; 4] = ["np", "nps", "obj", "pp"];
+/// One memorable expansion in `PHRASE_REUSE` repeats a recent phrase.
+const PHRASE_REUSE: u64 = 3;
+/// Recent phrases remembered (the oldest is forgotten first): a few sentences' worth.
+const PHRASE_MEMORY: usize = 24;
 
 /// A person in the text, and how the text refers to them.
 #[derive(Debug, Clone, Default)]
@@ -214,6 +224,8 @@ pub struct Prose {
     grammar: Grammar,
     lex: Lexicon,
     sentence: usize,
+    /// Per rule, whether a paragraph may repeat its expansions (see [`MEMORABLE`]).
+    memorable: Vec<bool>,
     /// xxh3-128 of the grammar and every word list: the haystack's identity in provenance.
     pub content_hash: String,
 }
@@ -237,6 +249,14 @@ pub struct ProseState {
     reader_title: String,
     left_in_paragraph: u64,
     used: Vec<u64>,
+    /// Recent memorable phrases (rule, raw text, the sentence that last used it), a ring of
+    /// [`PHRASE_MEMORY`].
+    phrases: Vec<(usize, String, u64)>,
+    phrase_next: usize,
+    /// Sentences begun so far: a phrase is never repeated within its own sentence.
+    sentence_no: u64,
+    /// The buffer sentences are expanded into.
+    raw: String,
 }
 
 impl Prose {
@@ -245,6 +265,10 @@ impl Prose {
         let lex = Lexicon::load()?;
         let grammar = Grammar::compile(GRAMMAR)?;
         let sentence = grammar.rule("sentence")?;
+        let mut memorable = vec![false; grammar.rules.len()];
+        for name in MEMORABLE {
+            memorable[grammar.rule(name)?] = true;
+        }
         let mut hashed = String::from(GRAMMAR);
         for text in [
             NOUNS, MASS, ADJECTIVES, ADVERBS, VERBS, IVERBS, FEMALE, MALE, SURNAMES, PLACES, TOPICS,
@@ -257,6 +281,7 @@ impl Prose {
             grammar,
             lex,
             sentence,
+            memorable,
             content_hash,
         })
     }
@@ -295,16 +320,30 @@ impl Prose {
 
     /// One finished sentence of `rule` (ending in punctuation), in the state's style.
     fn sentence_of(&self, rule: usize, state: &mut ProseState, rng: &mut Rng) -> String {
-        let raw = self.raw(rule, state, rng);
-        finish::restyle(&finish::finish(&raw, true), state.style)
+        let mut raw = std::mem::take(&mut state.raw);
+        self.raw_into(rule, state, rng, &mut raw);
+        let text = finish::finish(&raw, true);
+        // The buffer is kept for the next sentence: one allocation fewer per sentence.
+        state.raw = raw;
+        match state.style {
+            None => text,
+            style => finish::restyle(&text, style),
+        }
     }
 
     /// `rule` expanded with marks unresolved; the sentence's content words start afresh.
     fn raw(&self, rule: usize, state: &mut ProseState, rng: &mut Rng) -> String {
-        state.used.clear();
         let mut raw = String::with_capacity(160);
-        self.expand(rule, state, rng, &mut raw, 0);
+        self.raw_into(rule, state, rng, &mut raw);
         raw
+    }
+
+    /// [`Prose::raw`] into a buffer (cleared first).
+    fn raw_into(&self, rule: usize, state: &mut ProseState, rng: &mut Rng, raw: &mut String) {
+        state.used.clear();
+        state.sentence_no += 1;
+        raw.clear();
+        self.expand(rule, state, rng, raw, 0);
     }
 
     fn expand(
@@ -318,10 +357,63 @@ impl Prose {
         if depth > MAX_DEPTH {
             return;
         }
+        if self.memorable[rule] {
+            self.expand_memorable(rule, state, rng, out, depth);
+        } else {
+            self.expand_alternative(rule, state, rng, out, depth);
+        }
+    }
+
+    /// Repeat one of the recent phrases of `rule` now and then; otherwise expand it anew
+    /// and remember it.
+    fn expand_memorable(
+        &self,
+        rule: usize,
+        state: &mut ProseState,
+        rng: &mut Rng,
+        out: &mut String,
+        depth: usize,
+    ) {
+        let now = state.sentence_no;
+        if rng.chance(1, PHRASE_REUSE) {
+            let usable = |p: &&mut (usize, String, u64)| p.0 == rule && p.2 != now;
+            let known = state.phrases.iter_mut().filter(usable).count();
+            if known > 0 {
+                let k = rng.index(known);
+                if let Some(p) = state.phrases.iter_mut().filter(usable).nth(k) {
+                    p.2 = now;
+                    out.push_str(&p.1);
+                    return;
+                }
+            }
+        }
+        let start = out.len();
+        self.expand_alternative(rule, state, rng, out, depth);
+        let phrase = &out[start..];
+        if state.phrases.len() < PHRASE_MEMORY {
+            state.phrases.push((rule, phrase.to_string(), now));
+        } else {
+            let slot = &mut state.phrases[state.phrase_next];
+            slot.0 = rule;
+            slot.1.clear();
+            slot.1.push_str(phrase);
+            slot.2 = now;
+            state.phrase_next = (state.phrase_next + 1) % PHRASE_MEMORY;
+        }
+    }
+
+    fn expand_alternative(
+        &self,
+        rule: usize,
+        state: &mut ProseState,
+        rng: &mut Rng,
+        out: &mut String,
+        depth: usize,
+    ) {
         let alt = self.grammar.rules[rule].choose(rng);
         for part in alt {
             match part {
-                Part::Literal(s) => out.push_str(s),
+                Part::Literal(s) => finish::push_literal(out, s),
                 Part::Rule(r) => {
                     let r = self.grammar.styled(*r, state.style);
                     self.expand(r, state, rng, out, depth + 1)
@@ -415,7 +507,9 @@ impl Prose {
             Builtin::Place => lex.place(rng, out),
             Builtin::Country => out.push_str(rng.choose::<String>(&lex.countries)),
             Builtin::River => out.push_str(rng.choose::<String>(&lex.rivers)),
-            Builtin::Year => out.push_str(&numbers::year(rng).to_string()),
+            Builtin::Year => {
+                let _ = write!(out, "{}", numbers::year(rng));
+            }
             Builtin::Decade => numbers::decade(rng, out),
             Builtin::Date => numbers::date(rng, out),
             Builtin::Month => out.push_str(numbers::MONTHS[rng.index(12)]),
@@ -582,5 +676,5 @@ mod tests {
         assert_eq!(text.join(" "), GOLDEN);
     }
 
-    const GOLDEN: &str = "";
+    const GOLDEN: &str = "Passports seem social enough by 12:20, lighting ten farmers without a book. Whenever Bernard attacks ten farmers across dictionaries, the houses are young and scenic without a book, and for ten days the passports had printed the city as far as the lamb. Unless the guesthouse tried to read everyone across his rucksack, the itineraries are bought as far as the lamb by half past three towards Pilmouth. Now that the city can scrub ten farmers in the campsite by 12:20, they were too cool without wood, and they were visited by the itineraries towards Pilmouth.";
 }
