@@ -262,6 +262,7 @@ def main():
             v = fig[key]
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 failures.append(f"{col}: {key} = {cell(key, fig)} is outside {bound_text(key)}")
+    sys.stdout.flush()
     if failures:
         sys.exit("prose statistics out of bounds:\n  " + "\n  ".join(failures))
     print("prose statistics: every figure of every seed within its bound")
