@@ -12,16 +12,23 @@
 //!   of its 64,285);
 //! - digits: at least 1 per 1,000 characters, at most 2.5 times the reference's rate;
 //! - capital letters: between 0.6 and 1.7 times the reference's rate;
-//! - zlib level-9 compression ratio on the reference's length of text: within 15 % of the
-//!   reference's;
+//! - zlib level-9 compression ratio on the reference's length of text: from 70 % of the
+//!   reference's to 15 % above it (documentation, with its code listings and set phrases,
+//!   compresses better than narrative prose, which gives about 2.5 to 3; more compressible than
+//!   documentation would mean a repetitive haystack);
 //! - words per sentence: mean within 35 % of the reference's, spread (coefficient of variation)
 //!   at least 0.4 times the reference's (whose spread is widened by code listings);
+//! - English's word statistics, as CI's `tests/python/prose_wordfreq.py` checks them against
+//!   `wordfreq` (here without it): "the" is 4 to 8 % of the words; no word of the engine's own
+//!   lists (nouns, verbs, adjectives, adverbs, topic words: its content words) exceeds 1 %,
+//!   and the ten most frequent of them hold at most 6 %; sentences average 14 to 24 words,
+//!   with a standard deviation of at least 7;
 //! - articles: zero errors; agreement: zero errors.
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
 
-use needlework_generators::haystack::prose::{lexicon, Prose, ProseState};
+use needlework_generators::haystack::prose::{lexicon, topics, Prose, ProseState};
 use needlework_generators::haystack::{Haystack, HaystackKind};
 use needlework_generators::rng::{Rng, Stream};
 use needlework_generators::Tokenizer;
@@ -35,6 +42,11 @@ const REF_CAPITALS_PER_1000: f64 = 15.303;
 const REF_ZLIB_RATIO: f64 = 3.470;
 const REF_SENTENCE_MEAN: f64 = 20.215;
 const REF_SENTENCE_SD: f64 = 16.358;
+
+/// Every topic's words, as the engine reads them.
+fn topics() -> Vec<topics::TopicWords> {
+    topics::parse(include_str!("../haystacks/prose/topics.txt")).unwrap()
+}
 
 /// 128k tokens of the generated haystack as a task receives it (units joined).
 fn haystack_text(seed: u64, tokens: usize) -> String {
@@ -95,6 +107,12 @@ fn per_1000(text: &str, f: impl Fn(char) -> bool) -> f64 {
 #[test]
 fn generated_haystack_reads_like_real_english() {
     const { assert!(REF_WORDS > 60_000 && REF_DISTINCT > 3_000) };
+    let content: BTreeSet<String> = Prose::builtin()
+        .unwrap()
+        .vocabulary()
+        .into_iter()
+        .filter(|w| w.chars().next().is_some_and(|c| c.is_lowercase()))
+        .collect();
     for seed in [1u64, 2] {
         let text = haystack_text(seed, 128_000);
         let w = words(&text);
@@ -130,8 +148,35 @@ fn generated_haystack_reads_like_real_english() {
             "{capitals}"
         );
         assert!(
-            (zlib / REF_ZLIB_RATIO - 1.0).abs() <= 0.15,
+            (0.7 * REF_ZLIB_RATIO..=1.15 * REF_ZLIB_RATIO).contains(&zlib),
             "zlib ratio {zlib} against {REF_ZLIB_RATIO}"
+        );
+        assert!((14.0..=24.0).contains(&mean) && sd >= 7.0, "{mean} / {sd}");
+        let first: Vec<String> = w[..100_000].iter().map(|x| x.to_lowercase()).collect();
+        let the = first.iter().filter(|x| *x == "the").count() as f64 / 1000.0;
+        assert!((4.0..=8.0).contains(&the), "\"the\" is {the} % of words");
+        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+        for x in &first {
+            if content.contains(x.as_str()) {
+                *counts.entry(x).or_default() += 1;
+            }
+        }
+        let mut top: Vec<(usize, &str)> = counts.iter().map(|(w, &n)| (n, *w)).collect();
+        top.sort_unstable_by(|a, b| b.cmp(a));
+        eprintln!(
+            "seed {seed}: \"the\" {the:.2} %; top content words {:?}",
+            &top[..10]
+        );
+        assert!(
+            top[0].0 <= 1_000,
+            "'{}' is {} of 100,000 words",
+            top[0].1,
+            top[0].0
+        );
+        let ten: usize = top[..10].iter().map(|t| t.0).sum();
+        assert!(
+            ten <= 6_000,
+            "the ten most frequent content words hold {ten} of 100,000"
         );
         assert!((mean / REF_SENTENCE_MEAN - 1.0).abs() <= 0.35, "{mean}");
         assert!(
@@ -195,7 +240,8 @@ fn first_spoken(digits: &str, grouped: bool) -> &'static str {
 
 /// Words of our vocabulary that start with a vowel letter but a consonant sound.
 const YOU_SOUND: &[&str] = &[
-    "uniform", "union", "useful", "useless", "usual", "usually", "unit", "european",
+    "uniform", "union", "useful", "useless", "usual", "usually", "unit", "european", "user",
+    "utensil",
 ];
 /// Prepositions: a noun right after one (and its determiner and adjectives) is not a subject.
 const PREPOSITIONS: &[&str] = &[
@@ -242,6 +288,19 @@ fn every_vowel_letter_word_is_classified() {
     ] {
         vocabulary.extend(lexicon::entries(list).into_iter().map(str::to_string));
     }
+    for t in topics() {
+        for n in t
+            .nouns
+            .items
+            .iter()
+            .chain(&t.people.items)
+            .chain(&t.places.items)
+        {
+            vocabulary.extend([n.one.clone(), n.many.clone()]);
+        }
+        vocabulary.extend(t.adjectives.items.iter().cloned());
+        vocabulary.extend(t.mass.items.iter().cloned());
+    }
     let vowel_u: BTreeSet<&str> = [
         "umbrella",
         "umbrellas",
@@ -265,6 +324,20 @@ fn every_vowel_letter_word_is_classified() {
         "ugly",
         "unofficial",
         "unwilling",
+        "uncomfortable",
+        "undercooked",
+        "unfamiliar",
+        "unfriendly",
+        "unhealthy",
+        "unknown",
+        "unpleasant",
+        "unputdownable",
+        "upbeat",
+        "uphill",
+        "upland",
+        "upstairs",
+        "update",
+        "updates",
     ]
     .into_iter()
     .collect();
@@ -281,9 +354,24 @@ fn every_vowel_letter_word_is_classified() {
 /// Agreement and articles over millions of sentences, by an independent reading.
 #[test]
 fn articles_and_agreement_hold_over_millions_of_sentences() {
-    let nouns = lexicon::nouns(include_str!("../haystacks/prose/nouns.txt"));
+    let mut nouns = lexicon::nouns(include_str!("../haystacks/prose/nouns.txt"));
     let mut verbs = lexicon::verbs(include_str!("../haystacks/prose/verbs.txt")).unwrap();
     verbs.extend(lexicon::verbs(include_str!("../haystacks/prose/iverbs.txt")).unwrap());
+    let mut topic_adjectives = Vec::new();
+    let mut topic_mass = Vec::new();
+    for t in topics() {
+        nouns.extend(
+            t.nouns
+                .items
+                .iter()
+                .chain(&t.people.items)
+                .chain(&t.places.items)
+                .cloned(),
+        );
+        verbs.extend(t.verbs.items.iter().chain(&t.iverbs.items).cloned());
+        topic_adjectives.extend(t.adjectives.items.iter().cloned());
+        topic_mass.extend(t.mass.items.iter().cloned());
+    }
     let adjectives: BTreeSet<String> =
         lexicon::entries(include_str!("../haystacks/prose/adjectives.txt"))
             .into_iter()
@@ -291,10 +379,12 @@ fn articles_and_agreement_hold_over_millions_of_sentences() {
                 "../haystacks/prose/adverbs.txt"
             )))
             .map(str::to_string)
+            .chain(topic_adjectives)
             .collect();
     let mass: BTreeSet<String> = lexicon::entries(include_str!("../haystacks/prose/mass.txt"))
         .into_iter()
         .map(str::to_string)
+        .chain(topic_mass)
         .collect();
     let mut one: BTreeSet<String> = nouns.iter().map(|n| n.one.clone()).collect();
     one.extend(mass.iter().cloned());
@@ -322,7 +412,8 @@ fn articles_and_agreement_hold_over_millions_of_sentences() {
     let is_adj = |w: &str| adjectives.contains(w) || w.contains('-');
     let base_only = |w: &str| base.contains(w) && !ambiguous(w);
     let third_only = |w: &str| third.contains(w) && !ambiguous(w);
-    let sing_det = ["a", "an", "every", "each", "this", "one", "another", "that"];
+    // "that" is left out: it is as often a conjunction ("now that streets ...").
+    let sing_det = ["a", "an", "every", "each", "this", "one", "another"];
     let plur_det = [
         "these", "those", "many", "several", "few", "both", "two", "three", "four",
     ];
@@ -364,10 +455,11 @@ fn articles_and_agreement_hold_over_millions_of_sentences() {
                         && w != "1");
                 if sd || pd {
                     let mut j = i + 1;
+                    // Adjectives up to the first word that can be a noun at all.
                     while j < toks.len()
                         && is_adj(toks[j])
-                        && !sing_noun(toks[j])
-                        && !plur_noun(toks[j])
+                        && !one.contains(toks[j])
+                        && !many.contains(toks[j])
                     {
                         j += 1;
                     }

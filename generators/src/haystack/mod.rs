@@ -333,7 +333,7 @@ impl Haystack {
             match &self.prepared {
                 Prepared::Generated(prose) => Source::Prose {
                     prose,
-                    state: ProseState::default(),
+                    state: Box::default(),
                 },
                 Prepared::Noise(c) => Source::Cyclic { corpus: c, next: 0 },
                 Prepared::Corpus(c) => Source::Cyclic {
@@ -393,7 +393,7 @@ fn noise_corpus() -> Arc<Corpus> {
 enum Source<'a> {
     Prose {
         prose: &'a Prose,
-        state: ProseState,
+        state: Box<ProseState>,
     },
     Cyclic {
         corpus: &'a CountedCorpus,

@@ -248,10 +248,11 @@ thread_local! {
 /// Longest piece kept in the short-piece table, in bytes (one 16-byte entry: length, count,
 /// then the bytes).
 const SHORT_BYTES: usize = 14;
-/// log2 of the number of four-entry sets of the chunk table's short entries (16,384 entries in
-/// 256 KiB): every chunk is looked up, and the table stays in a core's L2 cache beside the
-/// text, which measured faster than twice the entries (more hits, slower lookups) or half.
-const SHORT_SET_BITS: u32 = 12;
+/// log2 of the number of four-entry sets of the chunk table's short entries (32,768 entries in
+/// 512 KiB): every chunk is looked up. At 16,384 entries (256 KiB, once measured the best) the
+/// prose haystack's flatter, wider vocabulary missed often enough to spend 1.4 times the regex
+/// work (callgrind, niah 128k); the larger table takes most of that back.
+const SHORT_SET_BITS: u32 = 13;
 /// The same for the piece table (65,536 entries in 1 MiB), which only chunks the chunk table
 /// misses reach: at 16,384 entries the haystack's long tail of words was evicted and merged
 /// again (58,544 merges for 8M tokens of niah, 24,795 with this size; about 2 % faster).

@@ -1,8 +1,10 @@
 //! The prose haystack's vocabulary: word lists with their inflections and Zipf-like weights.
 //!
 //! Lists are ordered roughly commonest first, and a word's weight falls with its rank as in
-//! natural text (Zipf–Mandelbrot, exponent 1), so a few words recur often while thousands turn up
-//! now and then — the vocabulary growth of real prose rather than a uniform draw.
+//! natural text (Zipf–Mandelbrot), so some words recur more than others while thousands turn up
+//! now and then — the vocabulary growth of real prose rather than a uniform draw. The head is
+//! kept flat (a large offset): in real English no content word takes more than a fraction of a
+//! percent of the text, and a steep head is what gives generated text away.
 
 use crate::rng::Rng;
 
@@ -13,24 +15,40 @@ pub struct Ranked<T> {
     pub items: Vec<T>,
     /// Cumulative integer weights, one per item.
     cum: Vec<u64>,
+    /// For each of `cum.len()` equal slices of the total weight, the first item whose
+    /// cumulative weight passes the slice's start: a draw scans from there, so it costs a few
+    /// steps and finds exactly the item a binary search would.
+    guide: Vec<u32>,
 }
 
-/// Zipf–Mandelbrot offset: keeps the first few ranks from dominating.
-const ZIPF_OFFSET: f64 = 0.5;
-/// Zipf exponent: how fast weights fall with rank.
-const ZIPF_EXPONENT: f64 = 1.1;
+/// Zipf–Mandelbrot offset of the general lists: keeps the first ranks from dominating.
+const ZIPF_OFFSET: f64 = 5.0;
+/// Zipf exponent of the general lists: how fast weights fall with rank.
+const ZIPF_EXPONENT: f64 = 1.0;
 
 impl<T> Ranked<T> {
-    /// Rank-weighted draw over `items` (which must not be empty).
+    /// Rank-weighted draw over `items` (which must not be empty), with the general lists' law.
     pub fn new(items: Vec<T>) -> Self {
+        Self::zipf(items, ZIPF_OFFSET, ZIPF_EXPONENT)
+    }
+
+    /// Rank-weighted draw with weight `1 / (rank + offset)^exponent`.
+    pub fn zipf(items: Vec<T>, offset: f64, exponent: f64) -> Self {
         let mut total = 0u64;
-        let cum = (0..items.len())
+        let cum: Vec<u64> = (0..items.len())
             .map(|r| {
-                total += (1e9 / (r as f64 + ZIPF_OFFSET).powf(ZIPF_EXPONENT)) as u64;
+                total += (1e9 / (r as f64 + offset).powf(exponent)).max(1.0) as u64;
                 total
             })
             .collect();
-        Ranked { items, cum }
+        let n = cum.len() as u64;
+        let guide = (0..n)
+            .map(|k| {
+                let x = (k as u128 * total as u128 / n.max(1) as u128) as u64;
+                cum.partition_point(|&c| c <= x) as u32
+            })
+            .collect();
+        Ranked { items, cum, guide }
     }
 
     /// One item, likelier the earlier it is listed.
@@ -42,9 +60,13 @@ impl<T> Ranked<T> {
     pub fn pick_index(&self, rng: &mut Rng) -> usize {
         let total = *self.cum.last().unwrap_or(&1);
         let x = rng.below(total);
-        self.cum
-            .partition_point(|&c| c <= x)
-            .min(self.items.len() - 1)
+        let n = self.cum.len() as u64;
+        let slice = (x as u128 * n as u128 / total as u128) as usize;
+        let mut i = self.guide.get(slice).copied().unwrap_or(0) as usize;
+        while i < self.cum.len() && self.cum[i] <= x {
+            i += 1;
+        }
+        i.min(self.items.len() - 1)
     }
 }
 
@@ -70,6 +92,34 @@ pub struct Verb {
     pub participle: String,
     /// "carrying".
     pub gerund: String,
+    /// "carrieth": the third person singular of archaic writing.
+    pub archaic: String,
+}
+
+impl Verb {
+    /// Every form, for vocabulary checks.
+    pub fn forms(&self) -> [String; 6] {
+        [
+            self.archaic.clone(),
+            self.base.clone(),
+            self.third.clone(),
+            self.past.clone(),
+            self.participle.clone(),
+            self.gerund.clone(),
+        ]
+    }
+}
+
+/// The archaic third person singular: "walketh", "maketh", "carrieth"; "hath", "doth", "goeth".
+pub fn archaic_third(base: &str) -> String {
+    match base {
+        "have" => "hath".into(),
+        "do" => "doth".into(),
+        "say" => "saith".into(),
+        _ if base.ends_with('e') => format!("{base}th"),
+        _ if ends_consonant_y(base) => format!("{}ieth", &base[..base.len() - 1]),
+        _ => format!("{base}eth"),
+    }
 }
 
 /// The words of one list file: whitespace-separated entries, `#` comments, first use kept.
@@ -117,12 +167,18 @@ pub fn verbs(text: &str) -> Result<Vec<Verb>, String> {
                 }
                 _ => return Err(format!("verb entry '{e}' needs base/past/participle")),
             };
+            let archaic = if double {
+                archaic_third(&doubled(base))
+            } else {
+                archaic_third(base)
+            };
             Ok(Verb {
                 base: base.to_string(),
                 third: third_person(base),
                 past,
                 participle,
                 gerund: gerund(base, double),
+                archaic,
             })
         })
         .collect()
@@ -217,22 +273,23 @@ pub fn takes_an(word: &str) -> bool {
         let lead = &digits[..lead_len.min(digits.len())];
         return first == '8' || (lead.len() == 2 && (lead == "11" || lead == "18"));
     }
-    let lower = word.to_ascii_lowercase();
-    if ["hour", "honest", "honour", "heir"]
-        .iter()
-        .any(|w| lower.starts_with(w))
-    {
-        return true;
+    // Compared case-blind without allocating: this runs for every article of the haystack.
+    let starts = |prefix: &str| {
+        word.len() >= prefix.len()
+            && word.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+    };
+    match first.to_ascii_lowercase() {
+        'h' => ["hour", "honest", "honour", "heir"]
+            .iter()
+            .any(|p| starts(p)),
+        'a' | 'i' => true,
+        'e' => !(starts("eu") || starts("ewe")),
+        'o' => !(starts("one") || starts("once")),
+        'u' => !["uni", "use", "usu", "uti", "ute"]
+            .iter()
+            .any(|p| starts(p)),
+        _ => false,
     }
-    if [
-        "uni", "use", "usu", "uti", "ute", "eu", "ewe", "one", "once",
-    ]
-    .iter()
-    .any(|w| lower.starts_with(w))
-    {
-        return false;
-    }
-    lower.starts_with(['a', 'e', 'i', 'o', 'u'])
 }
 
 #[cfg(test)]
@@ -259,6 +316,17 @@ mod tests {
             ("running", "runs")
         );
         assert!(verbs("go/went").is_err());
+        assert_eq!(archaic_third("walk"), "walketh");
+        assert_eq!(archaic_third("make"), "maketh");
+        assert_eq!(archaic_third("carry"), "carrieth");
+        assert_eq!(archaic_third("play"), "playeth");
+        assert_eq!(archaic_third("see"), "seeth");
+        assert_eq!(archaic_third("have"), "hath");
+        let v = verbs("stop+ bake").unwrap();
+        assert_eq!(
+            (v[0].archaic.as_str(), v[1].archaic.as_str()),
+            ("stoppeth", "baketh")
+        );
     }
 
     #[test]
@@ -274,6 +342,19 @@ mod tests {
             assert!(!takes_an(w), "{w}");
         }
         assert!(takes_an("11,000") && takes_an("18,500") && !takes_an("118,000"));
+    }
+
+    #[test]
+    fn guided_draws_find_what_a_binary_search_finds() {
+        let r = Ranked::zipf((0..777).collect::<Vec<u32>>(), 3.0, 1.2);
+        let total = *r.cum.last().unwrap();
+        let mut rng = Rng::from_seed_u64(9, crate::rng::Stream::Haystack);
+        for _ in 0..50_000 {
+            let mut a = rng.clone();
+            let x = a.below(total);
+            let want = r.cum.partition_point(|&c| c <= x);
+            assert_eq!(r.pick_index(&mut rng), want);
+        }
     }
 
     #[test]

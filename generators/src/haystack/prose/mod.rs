@@ -1,19 +1,30 @@
-//! Our own English prose generator: the default haystack.
+//! Our own English prose engine: the default haystack, and writings by format, topic and style.
 //!
 //! Text comes from the grammar and word lists in `haystacks/prose/`, so every seed yields prose
-//! that exists nowhere else and that a model cannot have memorised. It reads like real text on
-//! the surface a model could exploit: thousands of words at Zipf-like frequencies, people and
-//! places, years, dates, counts, quantities and catalogue numbers, hyphenated compounds, and
-//! sentences of many shapes and lengths, with "a"/"an" and subject–verb agreement right. Whatever
-//! could compete with a needle is screened out per instance (see [`super::screen`]).
+//! that exists nowhere else and that a model cannot have memorised. It is made to have English's
+//! statistics, not only its grammar: "the" at about the rate of real text, no content word
+//! taking more than a fraction of a percent, thousands of word types, sentences of very
+//! different lengths and shapes (clauses, questions, dialogue, lists), and paragraphs that keep
+//! a topic — a few content words recur, then give way to the next paragraph's — as real text
+//! does. Numbers, dates, names and compounds are there too, with "a"/"an" and subject–verb
+//! agreement right. Whatever could compete with a needle is screened out per instance (see
+//! [`super::screen`]).
 
+pub mod finish;
+mod grammar;
 pub mod lexicon;
 pub mod numbers;
+pub mod topics;
+pub mod writings;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use crate::rng::Rng;
+use grammar::{Builtin, Form, Grammar, Part, Pool};
 use lexicon::{Noun, Ranked, Verb};
+use topics::TopicWords;
+use writings::Style;
 
 const GRAMMAR: &str = include_str!("../../../haystacks/prose/grammar.txt");
 const NOUNS: &str = include_str!("../../../haystacks/prose/nouns.txt");
@@ -22,128 +33,54 @@ const ADJECTIVES: &str = include_str!("../../../haystacks/prose/adjectives.txt")
 const ADVERBS: &str = include_str!("../../../haystacks/prose/adverbs.txt");
 const VERBS: &str = include_str!("../../../haystacks/prose/verbs.txt");
 const IVERBS: &str = include_str!("../../../haystacks/prose/iverbs.txt");
-const GIVEN: &str = include_str!("../../../haystacks/prose/given_names.txt");
+const FEMALE: &str = include_str!("../../../haystacks/prose/given_female.txt");
+const MALE: &str = include_str!("../../../haystacks/prose/given_male.txt");
 const SURNAMES: &str = include_str!("../../../haystacks/prose/surnames.txt");
 const PLACES: &str = include_str!("../../../haystacks/prose/places.txt");
+const TOPICS: &str = include_str!("../../../haystacks/prose/topics.txt");
 
 /// Sentences per paragraph, inclusive.
 const PARAGRAPH_SENTENCES: (u64, u64) = (3, 9);
 /// Deepest rule nesting expanded (the grammar nests far less; this only stops a bad edit).
 const MAX_DEPTH: usize = 24;
+/// Nouns a paragraph keeps coming back to: drawn from its topic, and one general noun.
+const FOCUS_FROM_TOPIC: usize = 2;
+/// Chances (in 12) that a general word slot takes the topic's word instead.
+const TOPIC_SHARE_NOUN: u64 = 3;
+const TOPIC_SHARE_MASS: u64 = 3;
+const TOPIC_SHARE_ADJ: u64 = 2;
+const TOPIC_SHARE_VERB: u64 = 2;
+/// Draws tried before a content word already in the sentence is let through.
+const FRESH_TRIES: usize = 3;
+/// Rules whose expansions the text may repeat word for word: its noun phrases and
+/// prepositional phrases. Real text names the same things the same way ("the mill by the
+/// river") and so compresses as it does; text that never repeats a phrase compresses worse than
+/// any real prose.
+const MEMORABLE: [&str; 4] = ["np", "nps", "obj", "pp"];
+/// One memorable expansion in `PHRASE_REUSE` repeats a recent phrase.
+const PHRASE_REUSE: u64 = 3;
+/// Recent phrases remembered (the oldest is forgotten first): a few sentences' worth.
+const PHRASE_MEMORY: usize = 24;
 
-/// Marks resolved when a sentence is finished.
-const ARTICLE_MARK: char = '\u{1}';
-const CAP_MARK: char = '\u{2}';
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Form {
-    Base,
-    Third,
-    Past,
-    Participle,
-    Gerund,
+/// A person in the text, and how the text refers to them.
+#[derive(Debug, Clone, Default)]
+pub struct Character {
+    /// What the text calls them ("Anna", "Dr Hadley").
+    pub name: String,
+    /// Whether the text says "she" (else "he").
+    pub female: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Builtin {
-    Noun,
-    Nouns,
-    Mass,
-    Adj,
-    Adv,
-    Verb(Form),
-    IVerb(Form),
-    Topic,
-    Topics,
-    Hero,
-    Home,
-    Person,
-    Given,
-    Surname,
-    Place,
-    Country,
-    River,
-    Year,
-    Decade,
-    Date,
-    Month,
-    Weekday,
-    Small,
-    Count,
-    Big,
-    Percent,
-    Quantity,
-    Time,
-    Record,
-    Ordinal,
-    Age,
-    Span,
-    Century,
-    Price,
-    Compound,
-}
-
-impl Builtin {
-    fn parse(name: &str) -> Option<Builtin> {
-        use Builtin::*;
-        let verb = |f| Some(Verb(f));
-        let iverb = |f| Some(IVerb(f));
-        match name {
-            "noun" => Some(Noun),
-            "nouns" => Some(Nouns),
-            "mass" => Some(Mass),
-            "adj" => Some(Adj),
-            "adv" => Some(Adv),
-            "verb" => verb(Form::Base),
-            "verbs" => verb(Form::Third),
-            "verbed" => verb(Form::Past),
-            "verben" => verb(Form::Participle),
-            "verbing" => verb(Form::Gerund),
-            "iverb" => iverb(Form::Base),
-            "iverbs" => iverb(Form::Third),
-            "iverbed" => iverb(Form::Past),
-            "iverben" => iverb(Form::Participle),
-            "iverbing" => iverb(Form::Gerund),
-            "topic" => Some(Topic),
-            "topics" => Some(Topics),
-            "hero" => Some(Hero),
-            "home" => Some(Home),
-            "person" => Some(Person),
-            "given" => Some(Given),
-            "surname" => Some(Surname),
-            "place" => Some(Place),
-            "country" => Some(Country),
-            "river" => Some(River),
-            "year" => Some(Year),
-            "decade" => Some(Decade),
-            "date" => Some(Date),
-            "month" => Some(Month),
-            "weekday" => Some(Weekday),
-            "n" => Some(Small),
-            "num" => Some(Count),
-            "big" => Some(Big),
-            "pct" => Some(Percent),
-            "qty" => Some(Quantity),
-            "time" => Some(Time),
-            "record" => Some(Record),
-            "ordinal" => Some(Ordinal),
-            "age" => Some(Age),
-            "span" => Some(Span),
-            "century" => Some(Century),
-            "price" => Some(Price),
-            "compound" => Some(Compound),
-            _ => None,
+impl Character {
+    fn pronoun(&self, which: usize) -> &'static str {
+        const SHE: [&str; 3] = ["she", "her", "her"];
+        const HE: [&str; 3] = ["he", "him", "his"];
+        if self.female {
+            SHE[which]
+        } else {
+            HE[which]
         }
     }
-}
-
-#[derive(Debug, Clone)]
-enum Part {
-    Literal(String),
-    Rule(usize),
-    Builtin(Builtin),
-    Article,
-    Capital,
 }
 
 /// The words the generator draws from.
@@ -155,12 +92,14 @@ struct Lexicon {
     adverbs: Ranked<String>,
     verbs: Ranked<Verb>,
     iverbs: Ranked<Verb>,
-    given: Ranked<String>,
+    female: Ranked<String>,
+    male: Ranked<String>,
     surnames: Vec<String>,
     starts: Vec<String>,
     ends: Vec<String>,
     countries: Vec<String>,
     rivers: Vec<String>,
+    topics: Vec<TopicWords>,
 }
 
 fn owned(text: &str) -> Vec<String> {
@@ -197,6 +136,10 @@ impl Lexicon {
         if nouns.is_empty() || verbs.is_empty() || iverbs.is_empty() {
             return Err("a noun or verb list is empty".into());
         }
+        let surnames = owned(SURNAMES);
+        if surnames.is_empty() {
+            return Err("word list 'surnames' is empty".into());
+        }
         Ok(Lexicon {
             nouns: Ranked::new(nouns),
             mass: nonempty("mass", owned(MASS))?,
@@ -204,18 +147,20 @@ impl Lexicon {
             adverbs: nonempty("adverbs", owned(ADVERBS))?,
             verbs: Ranked::new(verbs),
             iverbs: Ranked::new(iverbs),
-            given: nonempty("given names", owned(GIVEN))?,
-            surnames: owned(SURNAMES),
+            female: nonempty("women's names", owned(FEMALE))?,
+            male: nonempty("men's names", owned(MALE))?,
+            surnames,
             starts: section("starts")?,
             ends: section("ends")?,
             countries: section("countries")?,
             rivers: section("rivers")?,
+            topics: topics::parse(TOPICS)?,
         })
     }
 
     /// A family name: from the list, or made from place parts ("Thornbury").
     fn surname(&self, rng: &mut Rng, out: &mut String) {
-        if !self.surnames.is_empty() && rng.chance(1, 2) {
+        if rng.chance(2, 3) {
             out.push_str(rng.choose::<String>(&self.surnames));
         } else {
             self.compose(rng, out);
@@ -240,19 +185,35 @@ impl Lexicon {
         }
     }
 
+    /// A given name and whether it is a woman's.
+    fn given(&self, rng: &mut Rng) -> (&str, bool) {
+        let female = rng.chance(1, 2);
+        let list = if female { &self.female } else { &self.male };
+        (list.pick(rng).as_str(), female)
+    }
+
     /// Someone named: "Anna Thornbury", "Dr Hadley", "Ruth".
     fn person(&self, rng: &mut Rng, out: &mut String) {
         match rng.below(8) {
             0 => {
-                out.push_str(["Mrs ", "Mr ", "Dr ", "Miss "][rng.index(4)]);
+                out.push_str(["Mrs ", "Mr ", "Dr ", "Ms "][rng.index(4)]);
                 self.surname(rng, out);
             }
-            1 => out.push_str(self.given.pick(rng)),
+            1 => out.push_str(self.given(rng).0),
             _ => {
-                out.push_str(self.given.pick(rng));
+                out.push_str(self.given(rng).0);
                 out.push(' ');
                 self.surname(rng, out);
             }
+        }
+    }
+
+    /// A character referred to by a given name.
+    fn character(&self, rng: &mut Rng) -> Character {
+        let (name, female) = self.given(rng);
+        Character {
+            name: name.to_string(),
+            female,
         }
     }
 }
@@ -260,71 +221,67 @@ impl Lexicon {
 /// The compiled grammar and vocabulary.
 #[derive(Debug)]
 pub struct Prose {
-    rules: Vec<Vec<Vec<Part>>>,
+    grammar: Grammar,
     lex: Lexicon,
     sentence: usize,
+    /// Per rule, whether a paragraph may repeat its expansions (see [`MEMORABLE`]).
+    memorable: Vec<bool>,
     /// xxh3-128 of the grammar and every word list: the haystack's identity in provenance.
     pub content_hash: String,
 }
 
-/// The generator's position inside an essay: the paragraph's topic, person and town, and how
-/// many sentences remain in it.
+/// The generator's position inside a text: the paragraph's topic, the nouns it keeps coming
+/// back to, its people and town, how many sentences remain in it, and the content words of the
+/// sentence being written (so a sentence does not repeat itself).
 #[derive(Debug, Clone, Default)]
 pub struct ProseState {
     topic: usize,
-    hero: String,
+    /// A writing keeps its topic; the haystack draws one per paragraph.
+    fixed_topic: bool,
+    style: Option<Style>,
+    focus: Vec<Noun>,
+    hero: Character,
+    other: Character,
     home: String,
+    writer: String,
+    writer_given: String,
+    reader: String,
+    reader_title: String,
     left_in_paragraph: u64,
+    used: Vec<u64>,
+    /// Recent memorable phrases (rule, raw text, the sentence that last used it), a ring of
+    /// [`PHRASE_MEMORY`].
+    phrases: Vec<(usize, String, u64)>,
+    phrase_next: usize,
+    /// Sentences begun so far: a phrase is never repeated within its own sentence.
+    sentence_no: u64,
+    /// The buffer sentences are expanded into.
+    raw: String,
 }
 
 impl Prose {
     /// Compile the built-in grammar. Fails only if the shipped files are broken (a test checks).
     pub fn builtin() -> Result<Self, String> {
         let lex = Lexicon::load()?;
-        let mut names: BTreeMap<String, usize> = BTreeMap::new();
-        let mut bodies: Vec<(String, String)> = Vec::new();
-        for (lineno, line) in GRAMMAR.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (name, body) = line
-                .split_once(" = ")
-                .or_else(|| line.split_once(" ="))
-                .ok_or_else(|| format!("grammar line {}: expected 'name = ...'", lineno + 1))?;
-            if Builtin::parse(name.trim()).is_some() {
-                return Err(format!(
-                    "grammar rule '{}' has a built-in's name",
-                    name.trim()
-                ));
-            }
-            names.insert(name.trim().to_string(), bodies.len());
-            bodies.push((name.trim().to_string(), body.to_string()));
+        let grammar = Grammar::compile(GRAMMAR)?;
+        let sentence = grammar.rule("sentence")?;
+        let mut memorable = vec![false; grammar.rules.len()];
+        for name in MEMORABLE {
+            memorable[grammar.rule(name)?] = true;
         }
-        let mut rules = Vec::with_capacity(bodies.len());
-        for (name, body) in &bodies {
-            let alternatives = body
-                .split('|')
-                .map(|alt| parse_alternative(alt.trim(), &names))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("grammar rule '{name}': {e}"))?;
-            rules.push(alternatives);
-        }
-        let sentence = *names
-            .get("sentence")
-            .ok_or("grammar has no 'sentence' rule")?;
         let mut hashed = String::from(GRAMMAR);
         for text in [
-            NOUNS, MASS, ADJECTIVES, ADVERBS, VERBS, IVERBS, GIVEN, SURNAMES, PLACES,
+            NOUNS, MASS, ADJECTIVES, ADVERBS, VERBS, IVERBS, FEMALE, MALE, SURNAMES, PLACES, TOPICS,
         ] {
             hashed.push('\u{0}');
             hashed.push_str(text);
         }
         let content_hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(hashed.as_bytes()));
         Ok(Prose {
-            rules,
+            grammar,
             lex,
             sentence,
+            memorable,
             content_hash,
         })
     }
@@ -333,23 +290,66 @@ impl Prose {
     pub fn next_sentence(&self, state: &mut ProseState, rng: &mut Rng) -> (String, bool) {
         let new_paragraph = state.left_in_paragraph == 0;
         if new_paragraph {
-            state.topic = self.lex.nouns.pick_index(rng);
-            state.hero = self.lex.given.pick(rng).clone();
-            state.home.clear();
-            self.lex.place(rng, &mut state.home);
+            self.new_paragraph(state, rng, true);
             state.left_in_paragraph =
                 rng.range_inclusive(PARAGRAPH_SENTENCES.0, PARAGRAPH_SENTENCES.1);
         }
         state.left_in_paragraph -= 1;
+        (self.sentence_of(self.sentence, state, rng), new_paragraph)
+    }
+
+    /// Start a paragraph: a topic (unless the text keeps one), the nouns it returns to, and,
+    /// with `new_people`, its person and town.
+    fn new_paragraph(&self, state: &mut ProseState, rng: &mut Rng, new_people: bool) {
+        if !state.fixed_topic {
+            state.topic = rng.index(self.lex.topics.len());
+        }
+        let words = &self.lex.topics[state.topic];
+        state.focus.clear();
+        for _ in 0..FOCUS_FROM_TOPIC {
+            state.focus.push(words.nouns.pick(rng).clone());
+        }
+        state.focus.push(self.lex.nouns.pick(rng).clone());
+        if new_people {
+            state.hero = self.lex.character(rng);
+            state.other = self.lex.character(rng);
+            state.home.clear();
+            self.lex.place(rng, &mut state.home);
+        }
+    }
+
+    /// One finished sentence of `rule` (ending in punctuation), in the state's style.
+    fn sentence_of(&self, rule: usize, state: &mut ProseState, rng: &mut Rng) -> String {
+        let mut raw = std::mem::take(&mut state.raw);
+        self.raw_into(rule, state, rng, &mut raw);
+        let text = finish::finish(&raw, true);
+        // The buffer is kept for the next sentence: one allocation fewer per sentence.
+        state.raw = raw;
+        match state.style {
+            None => text,
+            style => finish::restyle(&text, style),
+        }
+    }
+
+    /// `rule` expanded with marks unresolved; the sentence's content words start afresh.
+    fn raw(&self, rule: usize, state: &mut ProseState, rng: &mut Rng) -> String {
         let mut raw = String::with_capacity(160);
-        self.expand(self.sentence, state, rng, &mut raw, 0);
-        (finish_sentence(&raw), new_paragraph)
+        self.raw_into(rule, state, rng, &mut raw);
+        raw
+    }
+
+    /// [`Prose::raw`] into a buffer (cleared first).
+    fn raw_into(&self, rule: usize, state: &mut ProseState, rng: &mut Rng, raw: &mut String) {
+        state.used.clear();
+        state.sentence_no += 1;
+        raw.clear();
+        self.expand(rule, state, rng, raw, 0);
     }
 
     fn expand(
         &self,
         rule: usize,
-        state: &ProseState,
+        state: &mut ProseState,
         rng: &mut Rng,
         out: &mut String,
         depth: usize,
@@ -357,48 +357,159 @@ impl Prose {
         if depth > MAX_DEPTH {
             return;
         }
-        let alt = rng.choose(&self.rules[rule]);
+        if self.memorable[rule] {
+            self.expand_memorable(rule, state, rng, out, depth);
+        } else {
+            self.expand_alternative(rule, state, rng, out, depth);
+        }
+    }
+
+    /// Repeat one of the recent phrases of `rule` now and then; otherwise expand it anew
+    /// and remember it.
+    fn expand_memorable(
+        &self,
+        rule: usize,
+        state: &mut ProseState,
+        rng: &mut Rng,
+        out: &mut String,
+        depth: usize,
+    ) {
+        let now = state.sentence_no;
+        if rng.chance(1, PHRASE_REUSE) {
+            let usable = |p: &&mut (usize, String, u64)| p.0 == rule && p.2 != now;
+            let known = state.phrases.iter_mut().filter(usable).count();
+            if known > 0 {
+                let k = rng.index(known);
+                if let Some(p) = state.phrases.iter_mut().filter(usable).nth(k) {
+                    p.2 = now;
+                    out.push_str(&p.1);
+                    return;
+                }
+            }
+        }
+        let start = out.len();
+        self.expand_alternative(rule, state, rng, out, depth);
+        let phrase = &out[start..];
+        if state.phrases.len() < PHRASE_MEMORY {
+            state.phrases.push((rule, phrase.to_string(), now));
+        } else {
+            let slot = &mut state.phrases[state.phrase_next];
+            slot.0 = rule;
+            slot.1.clear();
+            slot.1.push_str(phrase);
+            slot.2 = now;
+            state.phrase_next = (state.phrase_next + 1) % PHRASE_MEMORY;
+        }
+    }
+
+    fn expand_alternative(
+        &self,
+        rule: usize,
+        state: &mut ProseState,
+        rng: &mut Rng,
+        out: &mut String,
+        depth: usize,
+    ) {
+        let alt = self.grammar.rules[rule].choose(rng);
         for part in alt {
             match part {
-                Part::Literal(s) => out.push_str(s),
-                Part::Rule(r) => self.expand(*r, state, rng, out, depth + 1),
+                Part::Literal(s) => finish::push_literal(out, s),
+                Part::Rule(r) => {
+                    let r = self.grammar.styled(*r, state.style);
+                    self.expand(r, state, rng, out, depth + 1)
+                }
+                Part::Plain(r) => self.expand(*r, state, rng, out, depth + 1),
                 Part::Builtin(b) => self.draw(*b, state, rng, out),
-                Part::Article => out.push(ARTICLE_MARK),
-                Part::Capital => out.push(CAP_MARK),
+                Part::Article => out.push(finish::ARTICLE_MARK),
+                Part::Capital => out.push(finish::CAP_MARK),
             }
         }
     }
 
-    fn draw(&self, b: Builtin, state: &ProseState, rng: &mut Rng, out: &mut String) {
+    fn draw(&self, b: Builtin, st: &mut ProseState, rng: &mut Rng, out: &mut String) {
         let lex = &self.lex;
-        fn verb_form(v: &Verb, f: Form) -> &str {
-            match f {
-                Form::Base => &v.base,
-                Form::Third => &v.third,
-                Form::Past => &v.past,
-                Form::Participle => &v.participle,
-                Form::Gerund => &v.gerund,
-            }
-        }
+        let topic = &lex.topics[st.topic];
+        let archaic = st.style == Some(Style::Archaic);
+        // A word slot of the general lists takes the topic's word `share` times in 12.
+        let topical =
+            |pool: Pool, share: u64, rng: &mut Rng| pool == Pool::Topic || rng.chance(share, 12);
         match b {
-            Builtin::Noun => out.push_str(&lex.nouns.pick(rng).one),
-            Builtin::Nouns => out.push_str(&lex.nouns.pick(rng).many),
-            Builtin::Mass => out.push_str(lex.mass.pick(rng)),
-            Builtin::Adj => out.push_str(lex.adjectives.pick(rng)),
-            Builtin::Adv => out.push_str(lex.adverbs.pick(rng)),
-            Builtin::Verb(f) => out.push_str(verb_form(lex.verbs.pick(rng), f)),
-            Builtin::IVerb(f) => out.push_str(verb_form(lex.iverbs.pick(rng), f)),
-            Builtin::Topic => out.push_str(&lex.nouns.items[state.topic].one),
-            Builtin::Topics => out.push_str(&lex.nouns.items[state.topic].many),
-            Builtin::Hero => out.push_str(&state.hero),
-            Builtin::Home => out.push_str(&state.home),
+            Builtin::Noun(pool) | Builtin::Nouns(pool) => {
+                let many = matches!(b, Builtin::Nouns(_));
+                let n = if topical(pool, TOPIC_SHARE_NOUN, rng) {
+                    fresh(&topic.nouns, 1, &mut st.used, rng)
+                } else {
+                    fresh(&lex.nouns, 2, &mut st.used, rng)
+                };
+                out.push_str(if many { &n.many } else { &n.one });
+            }
+            Builtin::Mass(pool) => {
+                let m = if topical(pool, TOPIC_SHARE_MASS, rng) {
+                    fresh(&topic.mass, 3, &mut st.used, rng)
+                } else {
+                    fresh(&lex.mass, 4, &mut st.used, rng)
+                };
+                out.push_str(m);
+            }
+            Builtin::Adj(pool) => {
+                let a = if topical(pool, TOPIC_SHARE_ADJ, rng) {
+                    fresh(&topic.adjectives, 5, &mut st.used, rng)
+                } else {
+                    fresh(&lex.adjectives, 6, &mut st.used, rng)
+                };
+                out.push_str(a);
+            }
+            Builtin::Adv => out.push_str(fresh::<String>(&lex.adverbs, 7, &mut st.used, rng)),
+            Builtin::Verb(pool, f) => {
+                let v = if topical(pool, TOPIC_SHARE_VERB, rng) {
+                    fresh(&topic.verbs, 8, &mut st.used, rng)
+                } else {
+                    fresh(&lex.verbs, 9, &mut st.used, rng)
+                };
+                push_verb(out, v, f, archaic);
+            }
+            Builtin::IVerb(pool, f) => {
+                let v = if topical(pool, TOPIC_SHARE_VERB, rng) {
+                    fresh(&topic.iverbs, 10, &mut st.used, rng)
+                } else {
+                    fresh(&lex.iverbs, 11, &mut st.used, rng)
+                };
+                push_verb(out, v, f, archaic);
+            }
+            Builtin::TopicPerson => out.push_str(&fresh(&topic.people, 12, &mut st.used, rng).one),
+            Builtin::TopicPersons => {
+                out.push_str(&fresh(&topic.people, 12, &mut st.used, rng).many)
+            }
+            Builtin::TopicPlace => out.push_str(&fresh(&topic.places, 13, &mut st.used, rng).one),
+            Builtin::TopicPlaces => out.push_str(&fresh(&topic.places, 13, &mut st.used, rng).many),
+            Builtin::TopicName => out.push_str(&topic.name),
+            Builtin::Focus | Builtin::Focuses => {
+                let i = fresh_focus(st, rng);
+                let n = &st.focus[i];
+                out.push_str(if b == Builtin::Focus { &n.one } else { &n.many });
+            }
+            Builtin::Hero => out.push_str(&st.hero.name),
+            Builtin::He => out.push_str(st.hero.pronoun(0)),
+            Builtin::Him => out.push_str(st.hero.pronoun(1)),
+            Builtin::His => out.push_str(st.hero.pronoun(2)),
+            Builtin::Other => out.push_str(&st.other.name),
+            Builtin::OtherHe => out.push_str(st.other.pronoun(0)),
+            Builtin::OtherHim => out.push_str(st.other.pronoun(1)),
+            Builtin::OtherHis => out.push_str(st.other.pronoun(2)),
+            Builtin::Writer => out.push_str(&st.writer),
+            Builtin::WriterGiven => out.push_str(&st.writer_given),
+            Builtin::Reader => out.push_str(&st.reader),
+            Builtin::ReaderTitle => out.push_str(&st.reader_title),
+            Builtin::Home => out.push_str(&st.home),
             Builtin::Person => lex.person(rng, out),
-            Builtin::Given => out.push_str(lex.given.pick(rng)),
+            Builtin::Given => out.push_str(lex.given(rng).0),
             Builtin::Surname => lex.surname(rng, out),
             Builtin::Place => lex.place(rng, out),
             Builtin::Country => out.push_str(rng.choose::<String>(&lex.countries)),
             Builtin::River => out.push_str(rng.choose::<String>(&lex.rivers)),
-            Builtin::Year => out.push_str(&numbers::year(rng).to_string()),
+            Builtin::Year => {
+                let _ = write!(out, "{}", numbers::year(rng));
+            }
             Builtin::Decade => numbers::decade(rng, out),
             Builtin::Date => numbers::date(rng, out),
             Builtin::Month => out.push_str(numbers::MONTHS[rng.index(12)]),
@@ -427,17 +538,20 @@ impl Prose {
         for n in &lex.nouns.items {
             words.extend([n.one.clone(), n.many.clone()]);
         }
-        for list in [&lex.mass, &lex.adjectives, &lex.adverbs, &lex.given] {
+        for list in [
+            &lex.mass,
+            &lex.adjectives,
+            &lex.adverbs,
+            &lex.female,
+            &lex.male,
+        ] {
             words.extend(list.items.iter().cloned());
         }
         for v in lex.verbs.items.iter().chain(&lex.iverbs.items) {
-            words.extend([
-                v.base.clone(),
-                v.third.clone(),
-                v.past.clone(),
-                v.participle.clone(),
-                v.gerund.clone(),
-            ]);
+            words.extend(v.forms());
+        }
+        for t in &lex.topics {
+            words.extend(t.forms());
         }
         words.extend(lex.surnames.iter().cloned());
         words.extend(lex.countries.iter().cloned());
@@ -446,108 +560,45 @@ impl Prose {
     }
 }
 
-fn parse_alternative(alt: &str, rules: &BTreeMap<String, usize>) -> Result<Vec<Part>, String> {
-    let mut parts = Vec::new();
-    let mut rest = alt;
-    while let Some(open) = rest.find('{') {
-        if open > 0 {
-            parts.push(Part::Literal(rest[..open].to_string()));
-        }
-        let close = rest[open..]
-            .find('}')
-            .ok_or_else(|| format!("unclosed '{{' in '{alt}'"))?
-            + open;
-        let name = &rest[open + 1..close];
-        parts.push(match name {
-            "a" => Part::Article,
-            "^" => Part::Capital,
-            other => {
-                if let Some(r) = rules.get(other) {
-                    Part::Rule(*r)
-                } else if let Some(b) = Builtin::parse(other) {
-                    Part::Builtin(b)
-                } else {
-                    return Err(format!("unknown name '{{{other}}}'"));
-                }
-            }
-        });
-        rest = &rest[close + 1..];
+/// Write form `f` of `v`; the third person is "-eth" in archaic writing.
+fn push_verb(out: &mut String, v: &Verb, f: Form, archaic: bool) {
+    match f {
+        Form::Base => out.push_str(&v.base),
+        Form::Third if archaic => out.push_str(&v.archaic),
+        Form::Third => out.push_str(&v.third),
+        Form::Past => out.push_str(&v.past),
+        Form::Participle => out.push_str(&v.participle),
+        Form::Gerund => out.push_str(&v.gerund),
     }
-    if !rest.is_empty() {
-        parts.push(Part::Literal(rest.to_string()));
-    }
-    Ok(parts)
 }
 
-/// Resolve article and capital marks, tidy spaces (none doubled, none before punctuation),
-/// capitalise the first letter, and make sure the sentence ends with punctuation.
-fn finish_sentence(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len() + 4);
-    let mut capital = true;
-    let mut i = 0usize;
-    while let Some(c) = raw[i..].chars().next() {
-        let after = i + c.len_utf8();
-        match c {
-            ARTICLE_MARK => {
-                let next_word = raw[after..]
-                    .trim_start_matches([' ', CAP_MARK, ARTICLE_MARK])
-                    .split([' ', ',', '.'])
-                    .next()
-                    .unwrap_or("");
-                let article = if lexicon::takes_an(next_word) {
-                    "an"
-                } else {
-                    "a"
-                };
-                if capital {
-                    out.push_str(if article == "an" { "An" } else { "A" });
-                    capital = false;
-                } else {
-                    out.push_str(article);
-                }
-            }
-            CAP_MARK => capital = true,
-            ' ' => {
-                let next = raw[after..].chars().next();
-                let skip = out.is_empty()
-                    || out.ends_with(' ')
-                    || out.ends_with('"') && out.matches('"').count() % 2 == 1
-                    || matches!(next, None | Some(' ' | ',' | '.' | ';' | ':' | '?' | '!'))
-                    || next == Some('"') && out.matches('"').count() % 2 == 1;
-                if !skip {
-                    out.push(' ');
-                }
-            }
-            _ if capital && c.is_alphabetic() => {
-                out.extend(c.to_uppercase());
-                capital = false;
-            }
-            _ if !capital => {
-                // Up to the next space or mark nothing changes state (a character is copied
-                // as it is): copy the run whole. The three are ASCII, so a byte search finds
-                // a character boundary.
-                let run = raw.as_bytes()[i..]
-                    .iter()
-                    .position(|&b| b == b' ' || b == ARTICLE_MARK as u8 || b == CAP_MARK as u8)
-                    .unwrap_or(raw.len() - i);
-                out.push_str(&raw[i..i + run]);
-                i += run;
-                continue;
-            }
-            _ => {
-                if c.is_alphanumeric() {
-                    capital = false;
-                }
-                out.push(c);
-            }
+/// Draw from `list`, trying again (a few times) when the word is already in the sentence:
+/// real prose rarely repeats a content word within one sentence.
+fn fresh<'a, T>(list: &'a Ranked<T>, tag: u64, used: &mut Vec<u64>, rng: &mut Rng) -> &'a T {
+    let mut i = list.pick_index(rng);
+    for _ in 1..FRESH_TRIES {
+        if !used.contains(&(tag << 32 | i as u64)) {
+            break;
         }
-        i = after;
+        i = list.pick_index(rng);
     }
-    if !out.ends_with(['.', '?', '!', '"']) {
-        out.push('.');
-    }
-    out
+    used.push(tag << 32 | i as u64);
+    &list.items[i]
 }
+
+/// One of the paragraph's focus nouns, preferring one the sentence has not used yet.
+fn fresh_focus(st: &mut ProseState, rng: &mut Rng) -> usize {
+    let n = st.focus.len().max(1);
+    let start = rng.index(n);
+    let pick = (0..n)
+        .map(|k| (start + k) % n)
+        .find(|&i| !st.used.contains(&(FOCUS_TAG << 32 | i as u64)))
+        .unwrap_or(start);
+    st.used.push(FOCUS_TAG << 32 | pick as u64);
+    pick
+}
+
+const FOCUS_TAG: u64 = 99;
 
 #[cfg(test)]
 mod tests {
@@ -567,7 +618,7 @@ mod tests {
             let first = s.chars().find(|c| c.is_alphanumeric()).unwrap();
             assert!(first.is_uppercase() || first.is_ascii_digit(), "{s}");
             assert!(s.ends_with(['.', '?', '!', '"']), "{s}");
-            assert!(!s.contains([ARTICLE_MARK, CAP_MARK]), "{s}");
+            assert!(!s.contains([finish::ARTICLE_MARK, finish::CAP_MARK]), "{s}");
             assert!(
                 !s.contains("  ") && !s.contains(" ,") && !s.contains(" ."),
                 "{s}"
@@ -584,11 +635,34 @@ mod tests {
     }
 
     #[test]
-    fn finishing_resolves_marks_and_spaces() {
-        let raw = format!("{ARTICLE_MARK} orchard  , then {ARTICLE_MARK} 8-mile road .");
-        assert_eq!(finish_sentence(&raw), "An orchard, then an 8-mile road.");
-        let raw = format!("\"{CAP_MARK}{ARTICLE_MARK} house  stood \", said Ann .");
-        assert_eq!(finish_sentence(&raw), "\"A house stood\", said Ann.");
+    fn a_sentence_rarely_repeats_a_content_word() {
+        let prose = Prose::builtin().unwrap();
+        let mut rng = Rng::from_seed_u64(8, Stream::Haystack);
+        let mut state = ProseState::default();
+        let list: std::collections::BTreeSet<String> = prose
+            .lex
+            .nouns
+            .items
+            .iter()
+            .map(|n| n.one.clone())
+            .collect();
+        let (mut nouns, mut repeats) = (0usize, 0usize);
+        for _ in 0..20_000 {
+            let (s, _) = prose.next_sentence(&mut state, &mut rng);
+            let mut seen = std::collections::BTreeSet::new();
+            for w in s.split(|c: char| !c.is_ascii_alphabetic()) {
+                if list.contains(w) {
+                    nouns += 1;
+                    repeats += !seen.insert(w) as usize;
+                }
+            }
+        }
+        assert!(nouns > 20_000, "{nouns}");
+        // Within a sentence a noun comes back only when the few redraws all hit it again.
+        assert!(
+            (repeats as f64) < 0.02 * nouns as f64,
+            "{repeats} of {nouns}"
+        );
     }
 
     #[test]
@@ -602,5 +676,5 @@ mod tests {
         assert_eq!(text.join(" "), GOLDEN);
     }
 
-    const GOLDEN: &str = "The old vans which the hamlet of the house had seen see 18 tablecloths with a hard glove. Entry 93630 in the land register finds a high bean from Holgate. The old visitors which a hot house had measured hold the old queens with the common roads. The clouds of the house find Anna with water.";
+    const GOLDEN: &str = "Passports seem social enough by 12:20, lighting ten farmers without a book. Whenever Bernard attacks ten farmers across dictionaries, the houses are young and scenic without a book, and for ten days the passports had printed the city as far as the lamb. Unless the guesthouse tried to read everyone across his rucksack, the itineraries are bought as far as the lamb by half past three towards Pilmouth. Now that the city can scrub ten farmers in the campsite by 12:20, they were too cool without wood, and they were visited by the itineraries towards Pilmouth.";
 }

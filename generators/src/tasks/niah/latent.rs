@@ -46,7 +46,8 @@ pub const TABLE_SOURCES: &[(&str, &str)] = &[
 ];
 
 const ALIASES: &str = include_str!("../../../haystacks/latent/aliases.txt");
-const GIVEN_NAMES: &str = include_str!("../../../haystacks/prose/given_names.txt");
+const WOMEN: &str = include_str!("../../../haystacks/prose/given_female.txt");
+const MEN: &str = include_str!("../../../haystacks/prose/given_male.txt");
 const SURNAMES: &str = include_str!("../../../haystacks/prose/surnames.txt");
 
 /// Given names that are also common words or the places the tables name: a person called
@@ -254,7 +255,8 @@ impl Latent {
                 .flat_map(str::split_whitespace)
                 .collect::<BTreeSet<&'static str>>()
         };
-        let given = words(GIVEN_NAMES);
+        let mut given = words(WOMEN);
+        given.extend(words(MEN));
         let labels = given
             .iter()
             .copied()
