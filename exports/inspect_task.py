@@ -3,7 +3,7 @@ inspect`; dataset hash @@HASH@@).
 
     inspect eval <this file>@<config> --model <provider/model>
 
-Each row is scored with its own metric (see `is_correct`); accuracy is also reported per
+Each row is scored with its own metric (see `score`: 1 or 0, or graded between); accuracy is also reported per
 `target_length`. Configs whose rows have RULER's partial credit (metric all or any) also report
 it (`ruler_partial`: the fraction of gold items present, as RULER's string_match_all), overall
 and per `target_length`.
@@ -15,8 +15,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import Sample, hf_dataset
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.scorer import (
-    CORRECT,
-    INCORRECT,
+    SampleScore,
     Score,
     Target,
     accuracy,
@@ -66,13 +65,12 @@ def record_to_sample(row):
 
 @scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), "target_length")])
 def needlework_metric():
-    """Applies the row's own metric: all, any, exact, one_of, set or label."""
+    """Applies the row's own metric (right or wrong, or graded between 0 and 1)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         m = state.metadata
         completion = state.output.completion
-        ok = score_row(m, completion) == 1.0
-        return Score(value=CORRECT if ok else INCORRECT, answer=completion)
+        return Score(value=score_row(m, completion), answer=completion)
 
     return score
 
@@ -81,9 +79,8 @@ def needlework_metric():
 def ruler_mean():
     """Mean partial credit over the samples that have one (the others score -1)."""
 
-    def compute(scores):
-        # Sample scores, or plain scores in older inspect_ai versions.
-        values = [getattr(s, "score", s).as_float() for s in scores]
+    def compute(scores: list[SampleScore]) -> float:
+        values = [s.score.as_float() for s in scores]
         values = [v for v in values if v >= 0]
         return sum(values) / len(values) if values else 0.0
 

@@ -1,4 +1,4 @@
-"""needlework's six metrics, as `gen score` applies them (generators/src/scoring.rs).
+"""needlework's metrics, as `gen score` applies them (generators/src/scoring/).
 
 Every row names its metric, so a harness scores it without knowing the task:
   all    every gold item occurs in the output (case-insensitive)
@@ -122,6 +122,12 @@ def is_correct(metric, prediction, target, answers, labels=(), question="", answ
     if metric == "set":
         want = _items(target)
         return bool(want) and _items(prediction) == want
+    if metric == "letter":
+        want = (target or "").strip()
+        return len(want) == 1 and multiple_choice_letter(prediction) == want
+    if metric in GRADED:
+        return score(metric, prediction, target, answers, labels, question, answer_prefix,
+                     max_new_tokens, input_chars) == 1.0
     if metric == "label":
         cut = pred.split(".")[0]
         q = (question or "").lower()
@@ -153,9 +159,38 @@ def row_ruler_credit(row, prediction):
     return ruler_credit(row["metric"], prediction, row["answers"])
 
 
+GRADED = ("mrcr", "mrcr_v2", "f1", "flexible_f1", "soft_all", "soft_part", "soft_2steps")
+
+
+def score(metric, prediction, target, answers, labels=(), question="", answer_prefix="",
+          max_new_tokens=None, input_chars=None):
+    """A row's score, 0 to 1: 1.0 or 0.0 for the metrics that judge right or wrong
+    (`is_correct`), the source's number for the graded ones (MRCR, GraphWalks, RULER v2's
+    soft match); 0.0 for an echo whatever the metric."""
+    if metric not in GRADED:
+        ok = is_correct(metric, prediction, target, answers, labels, question, answer_prefix,
+                        max_new_tokens, input_chars)
+        return 1.0 if ok else 0.0
+    prediction = prediction or ""
+    if max_new_tokens is not None and input_chars is not None:
+        if len(prediction) > echo_limit(target, max_new_tokens, input_chars):
+            return 0.0
+    answers = list(answers or [])
+    if metric == "mrcr":
+        return mrcr_score(prediction, target, target[:MRCR_V2_STRING_CHARS])
+    if metric == "mrcr_v2":
+        return mrcr_v2_score(prediction, target)
+    if metric == "f1":
+        return graph_f1(prediction, answers)
+    if metric == "flexible_f1":
+        return graph_flexible_f1(prediction, answers)
+    mode = {"soft_all": "all", "soft_part": "part", "soft_2steps": "2steps"}[metric]
+    return ruler2_soft_match(prediction, answers, mode)
+
+
 def score_row(row, prediction):
-    """1.0 or 0.0 for a dataset row (a dict with needlework's columns)."""
-    ok = is_correct(
+    """`score` for a dataset row (a dict with needlework's columns)."""
+    return score(
         row["metric"],
         prediction,
         row["target"],
@@ -166,7 +201,6 @@ def score_row(row, prediction):
         row["max_new_tokens"],
         row["input_chars"] if "input_chars" in row else len(row["input"]),
     )
-    return 1.0 if ok else 0.0
 
 
 # MRCR, GraphWalks and RULER v2: the reference benchmarks' own scoring rules, restated

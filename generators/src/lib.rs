@@ -131,36 +131,62 @@ impl ParamError {
     }
 }
 
-/// How a harness should score a row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    /// Every string in `answers` must appear in the output.
-    All,
-    /// At least one must appear.
-    Any,
-    /// The output equals `target` after trimming.
-    Exact,
-    /// The output equals one of `answers` after the same cleaning as `exact` (SQuAD's exact
-    /// match: annotators gave several spellings of one answer).
-    OneOf,
-    /// The same set of items.
-    Set,
-    /// The labels of the closed set `labels` found in the output are exactly the gold items
-    /// (one label for most bAbI tasks, several for lists and paths).
-    Label,
+choice! {
+    /// How a harness should score a row: the name stored in the `metric` column.
+    pub enum Metric {
+        /// Every string in `answers` must appear in the output.
+        All = "all",
+        /// At least one must appear.
+        Any = "any",
+        /// The output equals `target` after trimming.
+        Exact = "exact",
+        /// The output equals one of `answers` after the same cleaning as `exact` (SQuAD's exact
+        /// match: annotators gave several spellings of one answer).
+        OneOf = "one_of",
+        /// The same set of items.
+        Set = "set",
+        /// The labels of the closed set `labels` found in the output are exactly the gold items
+        /// (one label for most bAbI tasks, several for lists and paths).
+        Label = "label",
+        /// OpenAI MRCR's grade: 0 unless the output starts with the target's random string, else
+        /// difflib's ratio of the rest to the target's rest.
+        Mrcr = "mrcr",
+        /// DeepMind MRCR v2's grade: difflib's ratio of the target's rest to the text after the
+        /// last occurrence of its random string.
+        MrcrV2 = "mrcr_v2",
+        /// F1 of the node set on the output's last `Final Answer: [...]` line against `answers`
+        /// (GraphWalks).
+        F1 = "f1",
+        /// [`Metric::F1`] of the lowest line that holds a `Final Answer: [...]` (lm-eval's
+        /// `flexible_f1`).
+        FlexibleF1 = "flexible_f1",
+        /// RULER v2's soft match, the mean over `answers` (its `all` mode).
+        SoftAll = "soft_all",
+        /// RULER v2's soft match after copied `Document N:` blocks are removed, the best over
+        /// `answers` (its `part` mode).
+        SoftPart = "soft_part",
+        /// RULER v2's soft match of the last paragraph, the mean over `answers` (its `2steps`
+        /// mode).
+        Soft2Steps = "soft_2steps",
+        /// The multiple-choice letter the output gives (boxed, "final answer is", `Answer: X`)
+        /// equals `target`.
+        Letter = "letter",
+    }
 }
 
 impl Metric {
-    /// The name stored in the `metric` column.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Metric::All => "all",
-            Metric::Any => "any",
-            Metric::Exact => "exact",
-            Metric::OneOf => "one_of",
-            Metric::Set => "set",
-            Metric::Label => "label",
-        }
+    /// Whether the metric scores in steps between 0 and 1 rather than right or wrong.
+    pub fn graded(self) -> bool {
+        matches!(
+            self,
+            Metric::Mrcr
+                | Metric::MrcrV2
+                | Metric::F1
+                | Metric::FlexibleF1
+                | Metric::SoftAll
+                | Metric::SoftPart
+                | Metric::Soft2Steps
+        )
     }
 }
 

@@ -137,15 +137,7 @@ pub fn to_batch_with_input(rows: &[Row], input: ArrayRef, canary: &str) -> Resul
 /// A stored metric name back as the enum; an unknown name is an error, not a default, so a
 /// foreign or corrupted file is never scored with the wrong rule.
 pub(crate) fn parse_metric(s: &str) -> Result<Metric> {
-    Ok(match s {
-        "all" => Metric::All,
-        "any" => Metric::Any,
-        "exact" => Metric::Exact,
-        "one_of" => Metric::OneOf,
-        "set" => Metric::Set,
-        "label" => Metric::Label,
-        other => return Err(anyhow!("unknown metric '{other}'")),
-    })
+    s.parse().map_err(|_| anyhow!("unknown metric '{s}'"))
 }
 
 /// A row as stored, with its canary (kept apart from [`Row`] because the canary is per dataset,

@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use needlework_generators::scoring::{is_correct, ruler_credit, Gold};
+use needlework_generators::scoring::{ruler_credit, score as score_row, Gold};
 use needlework_generators::Metric;
 use serde::Serialize;
 use serde_json::Value;
@@ -337,21 +337,12 @@ struct RowScore<'a> {
     metric: &'static str,
     /// Whether the predictions had this row.
     predicted: bool,
-    /// The row's own metric (a row without a prediction is wrong).
+    /// The row's own metric gives full marks (a row without a prediction is wrong).
     correct: bool,
+    /// The row's score by its own metric, 0 to 1 (graded metrics score between).
+    score: f64,
     /// RULER's partial credit, for `all` and `any` rows (0 without a prediction).
     ruler: Option<f64>,
-}
-
-fn metric_name(m: Metric) -> &'static str {
-    match m {
-        Metric::All => "all",
-        Metric::Any => "any",
-        Metric::Exact => "exact",
-        Metric::OneOf => "one_of",
-        Metric::Set => "set",
-        Metric::Label => "label",
-    }
 }
 
 /// Score `dir` against `predictions`, print the table, and write `scores.json` and the
@@ -402,26 +393,30 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
             }
         }
         // A row without a prediction is wrong, and earns no partial credit.
-        let ok = p.is_some_and(|p| is_correct(&g.gold(), p));
+        let value = p.map_or(0.0, |p| score_row(&g.gold(), p));
         let ruler = ruler_credit(&g.gold(), p.map_or("", String::as_str));
         if g.control {
-            controls.entry(g.config.clone()).or_default().add(ok, ruler);
+            controls
+                .entry(g.config.clone())
+                .or_default()
+                .add(value, ruler);
         } else {
-            overall.add(ok, ruler);
+            overall.add(value, ruler);
             grid.entry(g.config.clone())
                 .or_default()
                 .entry((g.length, g.depth.map(|d| (d * 1000.0).round() as u64)))
                 .or_default()
-                .add(ok, ruler);
+                .add(value, ruler);
         }
         verdicts.push(RowScore {
             id: &g.id,
             config: &g.config,
             target_length: g.length,
             depth_percent: g.depth,
-            metric: metric_name(g.metric),
+            metric: g.metric.as_str(),
             predicted: p.is_some(),
-            correct: ok,
+            correct: value == 1.0,
+            score: value,
             ruler,
         });
     }

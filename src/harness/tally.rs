@@ -1,19 +1,24 @@
-//! Right-and-total counts of scored rows, grouped by length and depth.
+//! Scores of scored rows (full marks, their sum and mean, RULER's partial credit), grouped by length
+//! and depth.
 //!
 //! A module of its own, below both `score` (which counts) and `heatmap` (which draws), so that
 //! neither has to import the other's types.
 
 use serde::Serialize;
 
-/// Right and total for one group of rows; serialised as is into `scores.json`.
+/// The scores of one group of rows; serialised as is into `scores.json`.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct Tally {
     /// Rows scored.
     pub rows: u64,
-    /// Rows whose prediction the row's metric accepts.
+    /// Rows whose prediction the row's metric accepts in full.
     pub correct: u64,
-    /// `correct / rows`, kept up to date so readers of `scores.json` need not divide.
+    /// The mean row score: `correct / rows` where rows are right or wrong, the mean of the
+    /// graded metrics' numbers otherwise; kept up to date so readers need not divide.
     pub accuracy: f64,
+    /// The sum of the row scores.
+    #[serde(skip)]
+    pub total: f64,
     /// RULER's partial credit over the rows of the group that have one (metric `all` or
     /// `any`); left out of `scores.json` when no row has one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,13 +46,14 @@ impl Partial {
 }
 
 impl Tally {
-    /// Count one scored row: whether its metric accepts the prediction, and its RULER credit
-    /// when its metric has one.
-    pub fn add(&mut self, ok: bool, ruler: Option<f64>) {
+    /// Count one scored row: its score by its own metric (0 to 1), and its RULER credit when
+    /// its metric has one.
+    pub fn add(&mut self, score: f64, ruler: Option<f64>) {
         self.merge(&Tally {
             rows: 1,
-            correct: u64::from(ok),
+            correct: u64::from(score == 1.0),
             accuracy: 0.0,
+            total: score,
             ruler: ruler.map(|credit| Partial {
                 rows: 1,
                 credit,
@@ -60,7 +66,8 @@ impl Tally {
     pub fn merge(&mut self, other: &Tally) {
         self.rows += other.rows;
         self.correct += other.correct;
-        self.accuracy = self.correct as f64 / self.rows.max(1) as f64;
+        self.total += other.total;
+        self.accuracy = self.total / self.rows.max(1) as f64;
         if let Some(o) = &other.ruler {
             self.ruler.get_or_insert_with(Partial::default).merge(o);
         }
@@ -86,14 +93,15 @@ mod tests {
     #[test]
     fn partial_credit_is_kept_only_where_rows_have_one() {
         let mut t = Tally::default();
-        t.add(true, Some(1.0));
-        t.add(false, Some(0.25));
-        t.add(false, None);
+        t.add(1.0, Some(1.0));
+        t.add(0.0, Some(0.25));
+        t.add(0.5, None);
         assert_eq!((t.rows, t.correct), (3, 1));
+        assert_eq!(t.accuracy, 0.5);
         let r = t.ruler.unwrap();
         assert_eq!((r.rows, r.credit, r.score), (2, 1.25, 0.625));
         let mut none = Tally::default();
-        none.add(true, None);
+        none.add(1.0, None);
         assert!(none.ruler.is_none());
         assert!(!serde_json::to_string(&none).unwrap().contains("ruler"));
         none.merge(&t);

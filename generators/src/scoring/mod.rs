@@ -1,4 +1,4 @@
-//! The six metrics a row can name, applied to a model's output.
+//! The metrics a row can name, applied to a model's output.
 //!
 //! Every row stores its metric so any harness can score it without knowing the task. The same
 //! rules are written in Python for the harness exports (`exports/needlework_metrics.py`); CI
@@ -26,6 +26,11 @@
 //!   needlechain and babilong row);
 //! - `2 × target`: room for the gold answer and a lead-in sentence whatever the tokenizer
 //!   counted (a 200-digit product is one `words` token).
+//!
+//! The reference benchmarks' metrics score between 0 and 1 ([`Metric::graded`]), each by its
+//! source's rule: `mrcr` and `mrcr_v2` ([`mrcr`]), `f1` and `flexible_f1` ([`graph_f1`]),
+//! `soft_all`, `soft_part` and `soft_2steps` ([`soft_match`]); `letter` is right or wrong
+//! ([`soft_match::multiple_choice_letter`]). [`score`] gives every row its number.
 //!
 //! Beside the row's own verdict, [`ruler_credit`] gives RULER's partial credit for `all` and
 //! `any` rows (the fraction of gold items present), so numbers can be set beside RULER's.
@@ -113,6 +118,19 @@ pub fn is_correct(gold: &Gold<'_>, prediction: &str) -> bool {
             let want = items(gold.target);
             !want.is_empty() && items(prediction) == want
         }
+        Metric::Letter => {
+            let want = gold.target.trim();
+            soft_match::multiple_choice_letter(prediction)
+                .is_some_and(|l| want.len() == 1 && want.starts_with(l))
+        }
+        // The graded metrics are right when they give full marks.
+        Metric::Mrcr
+        | Metric::MrcrV2
+        | Metric::F1
+        | Metric::FlexibleF1
+        | Metric::SoftAll
+        | Metric::SoftPart
+        | Metric::Soft2Steps => score(gold, prediction) == 1.0,
         Metric::Label => {
             let cut = pred.split('.').next().unwrap_or("");
             let question = gold.question.to_lowercase();
@@ -127,6 +145,36 @@ pub fn is_correct(gold: &Gold<'_>, prediction: &str) -> bool {
                 .collect();
             !gold_items.is_empty() && found == gold_items
         }
+    }
+}
+
+/// The row's score for `prediction`, 0 to 1: 1 or 0 for the metrics that judge right or wrong
+/// ([`is_correct`]), the source's number for the graded ones; 0 for an echo whatever the
+/// metric.
+pub fn score(gold: &Gold<'_>, prediction: &str) -> f64 {
+    use soft_match::{ruler2_soft_match, SoftMatchMode};
+    if !gold.metric.graded() {
+        return f64::from(u8::from(is_correct(gold, prediction)));
+    }
+    if is_echo(gold, prediction) {
+        return 0.0;
+    }
+    match gold.metric {
+        Metric::Mrcr => {
+            let string: String = gold
+                .target
+                .chars()
+                .take(mrcr::MRCR_V2_STRING_CHARS)
+                .collect();
+            mrcr::mrcr_score(prediction, gold.target, &string)
+        }
+        Metric::MrcrV2 => mrcr::mrcr_v2_score(prediction, gold.target),
+        Metric::F1 => graph_f1::graph_f1(prediction, gold.answers),
+        Metric::FlexibleF1 => graph_f1::graph_flexible_f1(prediction, gold.answers),
+        Metric::SoftAll => ruler2_soft_match(prediction, gold.answers, SoftMatchMode::All),
+        Metric::SoftPart => ruler2_soft_match(prediction, gold.answers, SoftMatchMode::Part),
+        Metric::Soft2Steps => ruler2_soft_match(prediction, gold.answers, SoftMatchMode::TwoSteps),
+        _ => 0.0,
     }
 }
 
@@ -221,6 +269,60 @@ mod tests {
             },
             pred,
         )
+    }
+
+    /// Every row gets its number: the graded metrics their sources' (here hand-checked values
+    /// of each rule), the others 1 or 0, an echo 0 whatever the metric.
+    #[test]
+    fn every_metric_scores_between_zero_and_one() {
+        let gold = |metric, target: &'static str, answers: &'static [String]| Gold {
+            metric,
+            target,
+            answers,
+            labels: &[],
+            question: "",
+            answer_prefix: "",
+            max_new_tokens: 200,
+            input_chars: 100_000,
+        };
+        let none: &'static [String] = &[];
+        let target = "AbCdEf123456The reply.";
+        assert_eq!(score(&gold(Metric::Mrcr, target, none), target), 1.0);
+        assert_eq!(score(&gold(Metric::Mrcr, target, none), "The reply."), 0.0);
+        let partial = score(&gold(Metric::Mrcr, target, none), "AbCdEf123456The rep");
+        assert!(partial > 0.5 && partial < 1.0, "{partial}");
+        assert_eq!(
+            score(
+                &gold(Metric::MrcrV2, target, none),
+                "x AbCdEf123456The reply."
+            ),
+            1.0
+        );
+        let nodes: &'static [String] = Box::leak(Box::new(s(&["a1", "b2"])));
+        let f1 = score(&gold(Metric::F1, "", nodes), "Final Answer: [a1, c3]");
+        assert_eq!(f1, 0.5);
+        assert_eq!(
+            score(&gold(Metric::F1, "", nodes), "Final Answer: [b2, a1]"),
+            1.0
+        );
+        let flexible = "Final Answer: [a1, b2]\nthat is all";
+        assert_eq!(score(&gold(Metric::F1, "", nodes), flexible), 0.0);
+        assert_eq!(score(&gold(Metric::FlexibleF1, "", nodes), flexible), 1.0);
+        let refs: &'static [String] = Box::leak(Box::new(s(&["the red fox"])));
+        assert_eq!(
+            score(&gold(Metric::SoftAll, "", refs), "It is the red fox."),
+            1.0
+        );
+        let soft = score(&gold(Metric::SoftAll, "", refs), "the red dog");
+        assert!((soft - 2.0 / 3.0).abs() < 1e-12, "{soft}");
+        assert_eq!(
+            score(&gold(Metric::Letter, "C", none), "The answer is \\boxed{C}"),
+            1.0
+        );
+        assert_eq!(score(&gold(Metric::Letter, "C", none), "Answer: B"), 0.0);
+        let echo = "AbCdEf123456".to_string() + &"x".repeat(5000);
+        assert_eq!(score(&gold(Metric::Mrcr, target, none), &echo), 0.0);
+        assert!(!Metric::All.graded() && Metric::F1.graded());
     }
 
     #[test]

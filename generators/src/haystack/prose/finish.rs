@@ -2,7 +2,22 @@
 //! register of a style (contractions for informal writing, older forms for archaic).
 
 use super::lexicon;
-use super::writings::Style;
+
+choice! {
+    /// The register a piece is written in.
+    pub enum Style {
+        /// No contractions; "furthermore", "with regard to", "Yours sincerely".
+        Formal = "formal",
+        /// Contractions and chat: "honestly", "turns out", "Cheers".
+        Informal = "informal",
+        /// Asides, absurd comparisons and mock despair.
+        Humorous = "humorous",
+        /// Quantities, tolerances, procedures and data.
+        Technical = "technical",
+        /// "Thou art", "hath", "ere", "verily".
+        Archaic = "archaic",
+    }
+}
 
 /// Marks resolved when a sentence is finished.
 pub const ARTICLE_MARK: char = '\u{1}';

@@ -10,6 +10,7 @@
 
 use std::sync::OnceLock;
 
+pub use super::finish::Style;
 pub use super::topics::Topic;
 use super::{Character, Prose, ProseState};
 use crate::rng::{Rng, Stream};
@@ -31,22 +32,6 @@ choice! {
         Essay = "essay",
         /// Clues in the first person, one per line, then the question.
         Riddle = "riddle",
-    }
-}
-
-choice! {
-    /// The register a piece is written in.
-    pub enum Style {
-        /// No contractions; "furthermore", "with regard to", "Yours sincerely".
-        Formal = "formal",
-        /// Contractions and chat: "honestly", "turns out", "Cheers".
-        Informal = "informal",
-        /// Asides, absurd comparisons and mock despair.
-        Humorous = "humorous",
-        /// Quantities, tolerances, procedures and data.
-        Technical = "technical",
-        /// "Thou art", "hath", "ere", "verily".
-        Archaic = "archaic",
     }
 }
 
