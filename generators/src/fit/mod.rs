@@ -65,6 +65,45 @@ impl Fitted {
 
 const MAX_ATTEMPTS: usize = 12;
 
+/// Further tries bisecting the goal, for texts whose counts jump about as units are added
+/// (pieces that merge into one word at their joins).
+const MAX_BISECTIONS: usize = 24;
+
+/// Units per sentence end below which a text counts as having none (see the fit's boundaries).
+const SPARSE_SENTENCE_ENDS: usize = 16;
+
+/// Bytes of a run without spaces after which the partial top-up may cut inside it.
+const LONG_RUN_BYTES: usize = 16;
+
+/// Characters that belong to the character before them (combining marks, variation selectors,
+/// emoji modifiers and tags): a cut before one would split what a reader sees as one letter.
+fn extends(c: char) -> bool {
+    matches!(c as u32,
+        0x0300..=0x036F | 0x0483..=0x0489 | 0x0591..=0x05BD | 0x0610..=0x061A | 0x064B..=0x065F
+        | 0x0670 | 0x06D6..=0x06DC | 0x06DF..=0x06E4 | 0x0900..=0x0903 | 0x093A..=0x094F
+        | 0x0951..=0x0957 | 0x0962..=0x0963 | 0x0981..=0x0983 | 0x09BC..=0x09D7
+        | 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF
+        | 0x200C..=0x200D | 0x20D0..=0x20FF | 0x302A..=0x302F | 0x3099..=0x309A
+        | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F | 0x1F3FB..=0x1F3FF | 0xE0020..=0xE007F
+        | 0xE0100..=0xE01EF)
+}
+
+/// A zero-width joiner binds the characters on both sides (emoji sequences).
+fn joins(c: char) -> bool {
+    c == '\u{200D}'
+}
+
+/// Whether a needle may stand after this unit: its text ends a sentence (a terminator, then
+/// perhaps closing quotes or brackets).
+fn closes_sentence(text: &str) -> bool {
+    let trimmed = text
+        .trim_end()
+        .trim_end_matches(['"', '\'', '”', '’', ')', ']', '»', '」', '』', '）', '*']);
+    trimmed.ends_with([
+        '.', '!', '?', '。', '！', '？', '…', '‼', '⁇', '⁈', '⁉', '؟', '۔', '।', '॥', '።',
+    ])
+}
+
 struct Tail<'a> {
     unit: Unit<'a>,
     /// (byte end of the first k words, their estimated tokens), k = 1..
@@ -77,19 +116,39 @@ impl<'a> Tail<'a> {
         let mut cuts = Vec::new();
         let mut total = 0usize;
         let mut word_start = 0usize;
-        let bytes = text.as_bytes();
-        let mut i = unit.sep_len;
-        // Word ends: a non-space followed by a space or the end of the text.
-        while i < bytes.len() {
-            let c = text[i..].chars().next().unwrap_or(' ');
-            let next = i + c.len_utf8();
-            let at_end = next >= bytes.len() || text[next..].starts_with(char::is_whitespace);
-            if !c.is_whitespace() && at_end {
-                total += tok.count(&text[word_start..next])?;
-                cuts.push((next, total));
-                word_start = next;
+        let mut i = unit.sep_len.min(text.len());
+        // Cuts at word ends, and inside a long run without spaces (a script written without
+        // them, emoji, a long token) at every character that does not belong to the one before
+        // it, so a unit of hundreds of tokens can still be taken in part and the fill reaches
+        // its window in any script. Inside such a run, pieces counted alone overstate (a
+        // prefix space, a broken merge): the prefix so far is counted whole instead.
+        while i < text.len() {
+            let run_len = text[i..]
+                .find(char::is_whitespace)
+                .unwrap_or(text.len() - i);
+            if run_len == 0 {
+                i += text[i..].chars().next().map_or(1, char::len_utf8);
+                continue;
             }
-            i = next;
+            let run_end = i + run_len;
+            if run_len < LONG_RUN_BYTES {
+                total += tok.count(&text[word_start..run_end])?;
+                cuts.push((run_end, total));
+            } else {
+                let mut prev: Option<char> = None;
+                for (k, c) in text[i..run_end].char_indices() {
+                    let at = i + k;
+                    if k > 0 && !extends(c) && !prev.is_some_and(joins) {
+                        total = total.max(tok.count(&text[..at])?);
+                        cuts.push((at, total));
+                    }
+                    prev = Some(c);
+                }
+                total = total.max(tok.count(&text[..run_end])?);
+                cuts.push((run_end, total));
+            }
+            word_start = run_end;
+            i = run_end;
         }
         Ok(Tail { unit, cuts })
     }
@@ -179,7 +238,16 @@ pub fn fit_placed(
     let mut unit_tails: Vec<Option<Tail<'_>>> = Vec::new();
     let mut best: Option<Fitted> = None;
 
-    for attempt in 0..MAX_ATTEMPTS {
+    // The largest goal seen to fit the budget and the smallest seen to exceed it: when
+    // corrections alone do not land in the window, the goal is bisected between them.
+    let (mut under, mut over): (Option<usize>, Option<usize>) = (None, None);
+    for attempt in 0..MAX_ATTEMPTS + MAX_BISECTIONS {
+        if attempt >= MAX_ATTEMPTS {
+            match (under, over) {
+                (Some(lo), Some(hi)) if hi > lo + 1 => goal = ((lo + hi) / 2) as i64,
+                _ => break,
+            }
+        }
         let goal_u = goal.max(0) as usize;
         while *sums.last().unwrap_or(&0) <= goal_u {
             let u = stream.next_unit()?;
@@ -202,46 +270,60 @@ pub fn fit_placed(
         let (tail_bytes, tail_tokens) = tail.take(room);
         let hay_total = sums[n] + tail_tokens;
 
-        // Boundary positions (haystack tokens before them): after 0..n whole units, and after
-        // the partial tail when there is one.
+        // The boundaries a needle may take, with the haystack tokens before each: the context's
+        // start, after a unit that ends a sentence, before a unit that opens a line, and the
+        // end. The partial tail is set before the last whole unit, so no needle follows a cut
+        // sentence, and the context ends on a whole unit. A text with almost no sentence ends
+        // (fewer than one in [`SPARSE_SENTENCE_ENDS`] units: a script written without
+        // terminators, one long line) offers every unit boundary, so depths still spread.
+        let tail_at = n.saturating_sub(1);
+        let pos_of = |b: usize| if b == n { hay_total } else { sums[b] };
+        let mut boundaries: Vec<usize> = (0..=n)
+            .filter(|&b| {
+                b == 0
+                    || (n > 0 && closes_sentence(&units[b - 1].text))
+                    || (b < n && units[b].text[..units[b].sep_len].contains('\n'))
+            })
+            .collect();
+        if n == 0 {
+            boundaries = vec![0];
+        } else if n >= SPARSE_SENTENCE_ENDS && (boundaries.len() - 1) * SPARSE_SENTENCE_ENDS < n {
+            boundaries = (0..=n).collect();
+        }
+        let positions: Vec<usize> = boundaries.iter().map(|&b| pos_of(b)).collect();
         let mut boundary_of = Vec::with_capacity(needles.len());
         for (i, needle) in needles.iter().enumerate() {
             let context = (hay_total + needle_tokens - own_tokens[i]) as f64;
             let want = (needle.depth.clamp(0.0, 100.0) / 100.0 * context - before_tokens[i] as f64)
                 .clamp(0.0, hay_total as f64);
-            let mut best_b = 0usize;
-            let mut best_d = f64::INFINITY;
-            // Binary search the nearest prefix sum, then compare neighbours.
-            let k = sums[..=n].partition_point(|&s| (s as f64) < want);
-            for b in [k.saturating_sub(1), k.min(n)] {
-                let d = (sums[b] as f64 - want).abs();
-                if d < best_d {
-                    best_d = d;
-                    best_b = b;
-                }
-            }
-            if tail_bytes > 0 && (hay_total as f64 - want).abs() < best_d {
-                best_b = n + 1;
+            // Binary search the nearest position, then compare neighbours.
+            let k = positions.partition_point(|&s| (s as f64) < want);
+            let mut best_k = k.min(positions.len() - 1);
+            if k > 0
+                && (positions[k - 1] as f64 - want).abs() <= (positions[best_k] as f64 - want).abs()
+            {
+                best_k = k - 1;
             }
             if let Some((lo, hi)) = placement.window {
-                // The whole-unit boundaries whose measured depth lies inside the window, with
-                // a few tokens of margin for joins: clamp into them.
+                // The boundaries whose measured depth lies inside the window, with a few tokens
+                // of margin for joins: clamp into them.
                 let margin = 4.0;
                 let first = (lo / 100.0 * context - before_tokens[i] as f64 + margin).max(0.0);
                 let last = hi / 100.0 * context - before_tokens[i] as f64 - margin;
-                let b_lo = sums[..=n].partition_point(|&s| (s as f64) < first);
-                let b_hi = sums[..=n].partition_point(|&s| (s as f64) <= last);
-                if b_lo < b_hi {
-                    best_b = best_b.clamp(b_lo, b_hi - 1);
+                let k_lo = positions.partition_point(|&s| (s as f64) < first);
+                let k_hi = positions.partition_point(|&s| (s as f64) <= last);
+                if k_lo < k_hi {
+                    best_k = best_k.clamp(k_lo, k_hi - 1);
                 }
             }
             if placement.in_order {
                 if let Some(&prev) = boundary_of.last() {
-                    best_b = best_b.max(prev);
+                    best_k = best_k.max(prev);
                 }
             }
-            boundary_of.push(best_b);
+            boundary_of.push(best_k);
         }
+        let boundary_of: Vec<usize> = boundary_of.into_iter().map(|k| boundaries[k]).collect();
 
         // Render.
         let mut input = String::with_capacity(
@@ -262,8 +344,7 @@ pub fn fit_placed(
                 input.push_str(text);
             }
         };
-        #[allow(clippy::needless_range_loop)] // b also indexes boundaries past the units
-        for b in 0..=n + 1 {
+        for b in 0..=n {
             while next_needle < order.len() && boundary_of[order[next_needle]] == b {
                 let i = order[next_needle];
                 if input.len() > ctx_start {
@@ -273,6 +354,9 @@ pub fn fit_placed(
                 input.push_str(&needles[i].text);
                 needle_marks[i] = (start, input.len());
                 next_needle += 1;
+            }
+            if b == tail_at && tail_bytes > 0 {
+                push(&mut input, &tail.unit.text[..tail_bytes], tail.unit.sep_len);
             }
             if b < n {
                 let start = input.len();
@@ -284,8 +368,6 @@ pub fn fit_placed(
                         tokens: units[b].tokens,
                     });
                 }
-            } else if b == n && tail_bytes > 0 {
-                push(&mut input, &tail.unit.text[..tail_bytes], tail.unit.sep_len);
             }
         }
         let ctx_end = input.len();
@@ -303,12 +385,27 @@ pub fn fit_placed(
         if length <= budget && length + tol >= budget {
             return Ok(fitted);
         }
+        if length <= budget {
+            under = Some(under.map_or(goal_u, |u| u.max(goal_u)));
+        } else {
+            over = Some(over.map_or(goal_u, |o| o.min(goal_u)));
+        }
         if length <= budget && best.as_ref().is_none_or(|b| b.prompt_tokens < length) {
             best = Some(fitted);
         }
         // Correct the goal by the measured error; past the first tries, lean low so an
         // overshoot cannot repeat.
-        goal += aim as i64 - length as i64;
+        // Where units merge at their joins (pieces of a word cut apart, a script without
+        // spaces under a word count), counts summed overstate the text by a large factor: the
+        // error is then scaled by it, or the fill would creep up a little at each try.
+        let summed = goal_u.max(1) as f64;
+        let measured = length.saturating_sub(minimum).max(1) as f64;
+        let scale = summed / measured;
+        if scale > 1.5 {
+            goal += ((aim as f64 - length as f64) * scale.min(1e6)).round() as i64;
+        } else {
+            goal += aim as i64 - length as i64;
+        }
         if length > budget && attempt >= 2 {
             goal -= attempt as i64;
         }
@@ -422,8 +519,18 @@ mod tests {
                         f.length
                     );
                     let slack = if budget >= 3000 { 3.0 } else { 50.0 };
+                    // A context shorter than one whole sentence has no sentence end for the
+                    // needle to follow: it opens the context.
+                    let context =
+                        &f.input[frame().prefix.len()..f.input.len() - frame().suffix.len()];
+                    let whole = context.replace(&needles[0].text, "");
+                    let expected = if whole.contains(". ") || whole.trim_end().ends_with('.') {
+                        depth
+                    } else {
+                        0.0
+                    };
                     assert!(
-                        (f.needle_depths[0] - depth).abs() <= slack,
+                        (f.needle_depths[0] - expected).abs() <= slack,
                         "{} budget {budget} depth {depth}: {}",
                         tok.id(),
                         f.needle_depths[0]
@@ -496,5 +603,106 @@ mod tests {
                 f.length
             );
         }
+    }
+
+    /// Whether the text before byte `at` ends a sentence or a line (or the context starts).
+    fn after_sentence_end(input: &str, at: usize, ctx_start: usize) -> bool {
+        let before = &input[ctx_start..at];
+        let trimmed = before.trim_end_matches([' ']);
+        trimmed.is_empty() || trimmed.ends_with('\n') || closes_sentence(trimmed)
+    }
+
+    #[test]
+    fn needles_follow_sentence_ends_at_every_depth_and_tokenizer() {
+        // Drawn budgets, depths (100 and 0 often), needle counts and haystacks.
+        let mut rng = Rng::from_seed_u64(77, Stream::Placement);
+        let docs: Vec<String> = vec![
+            "The mill stood by the river. Its wheel turned all day! Did the miller sleep? \
+             He did, at night.\n\nA new paragraph opens here. It has two sentences."
+                .into(),
+            "Short one. Another short one. And a third, longer sentence with a comma, and more."
+                .into(),
+        ];
+        let corpus = Arc::new(Corpus::from_documents("mill", &docs).unwrap());
+        for case in 0..60 {
+            let tok = [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Gpt2][case % 3].clone();
+            let (kind, source) = match (case / 3) % 3 {
+                0 => (HaystackKind::Generated, None),
+                1 => (HaystackKind::Noise, None),
+                _ => (HaystackKind::Corpus, Some(corpus.clone())),
+            };
+            let label = format!("{kind:?}");
+            let hay = Haystack::prepare(kind, source, &tok).unwrap();
+            let budget = 300 + rng.below(6000) as usize;
+            let count = 1 + rng.below(4) as usize;
+            let needles: Vec<NeedleSpec> = (0..count)
+                .map(|k| NeedleSpec {
+                    text: format!(
+                        "Marker {case}-{k} holds the number {}.",
+                        1000 + rng.below(9000)
+                    ),
+                    depth: match rng.below(4) {
+                        0 => 100.0,
+                        1 => 0.0,
+                        _ => 100.0 * rng.unit_f64(),
+                    },
+                })
+                .collect();
+            let mut stream = hay
+                .stream(
+                    &tok,
+                    Rng::from_seed_u64(case as u64, Stream::Haystack),
+                    None,
+                )
+                .unwrap();
+            let f = fit(&tok, &frame(), &needles, &mut stream, budget).unwrap();
+            let ctx_start = frame().prefix.len();
+            for n in &needles {
+                let at = f.input.find(&n.text).unwrap();
+                assert!(
+                    after_sentence_end(&f.input, at, ctx_start),
+                    "{label} {} budget {budget} depth {}: {:?}",
+                    tok.id(),
+                    n.depth,
+                    &f.input[at.saturating_sub(80)..at]
+                );
+            }
+            assert!(f.length <= budget && f.length + tolerance(budget) >= budget);
+        }
+    }
+
+    #[test]
+    fn a_script_without_spaces_is_topped_up_inside_its_pieces() {
+        // One long line of CJK without marks: pieces of hundreds of tokens, cut by the tail.
+        let text: String =
+            "山川水火木金土日月星雲雨風花草竹石田村町道橋海空光音色心手足目耳口人子女男"
+                .chars()
+                .cycle()
+                .take(20_000)
+                .collect();
+        let corpus = Arc::new(Corpus::from_documents("cjk", &[text]).unwrap());
+        for tok in [Tokenizer::Gpt2, Tokenizer::O200k, Tokenizer::Chars] {
+            let hay = Haystack::prepare(HaystackKind::Corpus, Some(corpus.clone()), &tok).unwrap();
+            for budget in [700usize, 2048, 5000] {
+                let mut stream = hay
+                    .stream(&tok, Rng::from_seed_u64(3, Stream::Haystack), None)
+                    .unwrap();
+                let f = fit(&tok, &frame(), &[], &mut stream, budget).unwrap();
+                assert!(
+                    f.length <= budget && f.length + tolerance(budget) >= budget,
+                    "{} budget {budget}: {}",
+                    tok.id(),
+                    f.length
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn cuts_inside_long_runs_keep_marks_with_their_letters() {
+        assert!(extends('\u{0301}') && extends('\u{FE0F}') && extends('\u{1F3FD}'));
+        assert!(!extends('a') && !extends('山') && !extends('🌲'));
+        assert!(closes_sentence("It ended.\u{201D}") && closes_sentence("终わり。"));
+        assert!(!closes_sentence("a cut piece, then") && !closes_sentence("no mark"));
     }
 }

@@ -369,6 +369,19 @@ impl Task for Arith {
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
+        if self.op == Op::Sum {
+            // Measured with the widest numbers, the real question and the widest total, so the
+            // minimum stated is one every instance reaches (a few haystack tokens around).
+            let tok = &run.tokenizer;
+            let widest = "9".repeat(self.digits.1 as usize);
+            let question = sum_question(self.count);
+            let frame = run.frame(&vars([("question", &question)]), "")?;
+            let mut needed = frame.fixed_tokens(tok)? + 32 + self.count + 2;
+            needed += self.count * tok.count(&format!(" Add {widest} to the tally."))?;
+            let total = "9".repeat(self.digits.1 as usize + self.count.to_string().len());
+            let answer = u64::from(run.answer_tokens(&total)?);
+            return Ok(needed as u64 + answer);
+        }
         let frame = run.frame(&self.example_vars(), "")?;
         let n = frame.fixed_tokens(&run.tokenizer)?;
         let per = (self.digits.1 as usize).div_ceil(2) + 8;
@@ -392,10 +405,7 @@ impl Task for Arith {
             let numbers: Vec<Vec<u8>> =
                 (0..self.count).map(|_| self.operands(&mut rng).0).collect();
             let total = numbers.iter().fold(vec![0u8], |acc, n| add(&acc, n).0);
-            let question = format!(
-                "What is the sum of all {} numbers the notes give? Reply with the number only.",
-                numbers.len()
-            );
+            let question = sum_question(numbers.len());
             let frame = run.frame(&vars([("question", &question)]), "")?;
             let max_new_tokens = run.answer_tokens(&decimal(&total))?;
             let budget = cell.length.saturating_sub(max_new_tokens.into()) as usize;
@@ -490,6 +500,11 @@ impl Task for Arith {
             ..Instance::fitted(self, run, cell, fitted)
         })
     }
+}
+
+/// The question of a sum of `count` hidden numbers.
+fn sum_question(count: usize) -> String {
+    format!("What is the sum of all {count} numbers the notes give? Reply with the number only.")
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use crate::template::{vars, Vars};
 use crate::{canonical_json, Cell, GenError, Instance, Metric, ParamError, Run, Task};
 use serde::{Deserialize, Serialize};
 
+mod minimum;
 mod reach;
 mod tries;
 
@@ -521,17 +522,7 @@ impl Task for Sort {
     }
 
     fn minimum_length(&self, run: &Run) -> Result<u64, GenError> {
-        let frame = run.frame(&self.example_vars(), ANSWER_PREFIX)?;
-        let n = frame.fixed_tokens(&run.tokenizer)?;
-        let per_item = if self.params.hidden { 12 } else { 4 };
-        let items = self.params.items.unwrap_or(1);
-        // The answer budget: per row, the sorted list (a few tokens an item) and the slack.
-        let answer = if run.reserve > 0 {
-            run.reserve
-        } else {
-            (4 * items) as u64 + u64::from(crate::ANSWER_SLACK)
-        };
-        Ok((n + 32 + per_item * items) as u64 + answer)
+        self.plain_minimum(run)
     }
 
     fn maximum_length(&self, run: &Run, wanted: u64) -> Result<Option<(u64, String)>, GenError> {
