@@ -206,5 +206,5 @@ mod tests {
         assert_eq!(h, GOLDEN);
     }
 
-    const GOLDEN: &str = "01de3b2f1371b5942e652f7323f519d9";
+    const GOLDEN: &str = "6862bd3081c0deba77596b80953804ca";
 }

@@ -610,7 +610,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(h.hex(), "7278f5c9ccc9c22bcdcecea2de6a08a9");
+        assert_eq!(h.hex(), "9cad4da881e301fd6085254490e25185");
     }
 
     #[test]

@@ -101,5 +101,5 @@ fn instances_in_filler_are_unchanged() {
             }
         }
     }
-    assert_eq!(h.hex(), "b0f2331290c24c7d89e4c32b3088294a");
+    assert_eq!(h.hex(), "813a0464109fb2f8473c4e54740ac462");
 }
