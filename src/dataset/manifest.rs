@@ -105,6 +105,28 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// A config or listed file (shard, mirror) that lives in the dataset's folder `folder`,
+    /// compared without case (one folder on case-insensitive file systems): a tool that
+    /// replaces that folder (`gen export`, `gen score`) would destroy data, and must refuse.
+    pub fn data_in(&self, folder: &str) -> Option<String> {
+        let inside = |path: &str| {
+            path.split('/')
+                .next()
+                .is_some_and(|top| top.eq_ignore_ascii_case(folder))
+        };
+        self.configs
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(folder))
+            .map(|c| format!("its config {c}"))
+            .or_else(|| {
+                self.files
+                    .iter()
+                    .chain(&self.mirrors)
+                    .find(|f| inside(&f.path))
+                    .map(|f| format!("its data file {}", f.path))
+            })
+    }
+
     /// This build, as a manifest records it.
     pub fn generator() -> Generator {
         Generator {

@@ -350,6 +350,7 @@ struct RowScore<'a> {
 pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) -> Result<Scores> {
     let m = Manifest::read(dir).map_err(|e| usage(format!("{e:#}")))?;
     let files = prediction_files(predictions)?;
+    check_out(out, &files)?;
     let preds = read_all_predictions(&files)?;
     let gold = gold_rows(dir, &m)?;
     let ids: BTreeSet<&str> = gold.iter().map(|g| g.id.as_str()).collect();
@@ -493,6 +494,96 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
         eprintln!("wrote {}", out.join("scores.json").display());
     }
     Ok(scores)
+}
+
+/// `p` made absolute with every existing part resolved (links, `..`), so two spellings of one
+/// place compare equal even where its last parts do not exist yet.
+fn resolved(p: &Path) -> PathBuf {
+    let abs = std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p));
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |r, part| r.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Whether `name` is a file `gen score` writes into its `--out`.
+fn is_score_file(name: &str) -> bool {
+    name == "scores.json"
+        || name == "rows.json"
+        || (name.starts_with("heatmap_") && (name.ends_with(".svg") || name.ends_with(".png")))
+}
+
+/// `--out` receives `scores.json`, `rows.json` and heatmaps, overwriting files of those names:
+/// it must hold no predictions file being read, be no dataset, lie in none except as a
+/// dataset's own `scores/` (when no config holds data there), and, when it is not empty, hold
+/// only what an earlier `gen score` wrote there.
+fn check_out(out: &Path, predictions: &[PathBuf]) -> Result<()> {
+    let shown = out.display();
+    let real = resolved(out);
+    if let Some(p) = predictions.iter().find(|p| resolved(p).starts_with(&real)) {
+        return Err(usage(format!(
+            "--out {shown} holds the predictions file {}, which the scores could overwrite: choose another --out",
+            p.display()
+        )));
+    }
+    for (depth, above) in real.ancestors().enumerate() {
+        if !above.join("manifest.json").is_file() {
+            continue;
+        }
+        if depth == 0 {
+            return Err(usage(format!(
+                "--out {shown} is a dataset: the scores would be written among its files; choose another --out (the default is the dataset's scores/)"
+            )));
+        }
+        let own_scores = depth == 1 && real.file_name().is_some_and(|n| n == "scores");
+        if !own_scores {
+            return Err(usage(format!(
+                "--out {shown} lies inside the dataset {}: write the scores to its scores/ (the default) or outside it",
+                above.display()
+            )));
+        }
+        let m = Manifest::read(above).map_err(|e| usage(format!("--out {shown}: {e:#}")))?;
+        if let Some(data) = m.data_in("scores") {
+            return Err(usage(format!(
+                "--out {shown} would be written over the dataset {}'s data: its scores/ holds {data}; choose another --out",
+                above.display()
+            )));
+        }
+    }
+    if !out.is_dir() {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(out)
+        .map_err(|e| usage(format!("cannot read --out {shown}: {e}")))?;
+    let names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    let ours = std::fs::read(out.join("scores.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .is_some_and(|v| v.get("dataset_hash").is_some() && v.get("overall").is_some());
+    let holds = match names.iter().find(|n| !is_score_file(n)) {
+        Some(foreign) => foreign.clone(),
+        None if ours => return Ok(()),
+        None => format!("{} without gen score's scores.json", names.join(", ")),
+    };
+    Err(usage(format!(
+        "--out {shown} is not empty and was not written by gen score (it holds {holds}): choose an empty or new folder"
+    )))
 }
 
 /// `rows.json`: a JSON array with one row's verdict per line, in dataset order (not `.jsonl`:

@@ -1,0 +1,150 @@
+//! The shell's promises under adversarial input: no export or score replaces data, configs
+//! never share a folder, `gen score --out` never overwrites what it did not write, `verify`
+//! never reports a dataset being rewritten as a mismatch, datasets of other formats are named,
+//! refusals name the right flag in plain words with exit 2, and RULER's prediction files are
+//! matched by their numeric `index`.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::*;
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `o` is a refusal: exit 2, one line on stderr holding every one of `needles`.
+fn assert_exit2(o: &Output, needles: &[&str], what: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{what}: {n:?} not in {err}");
+    }
+}
+
+/// Write `text` as a suite file `name` in `dir`.
+fn suite_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Run a suite file into `out` at 1k tokens, one sample.
+fn run_suite(file: &Path, out: &Path) -> Output {
+    gen(&[
+        "suite",
+        file.to_str().unwrap(),
+        "--len",
+        "1k",
+        "--samples",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ])
+}
+
+/// A small two-config suite dataset (configs `alpha` and `beta`) in `dir/name`.
+fn two_configs(dir: &Path, name: &str) -> PathBuf {
+    let file = suite_file(
+        dir,
+        &format!("{name}.toml"),
+        "[[task]]\ntask = \"niah\"\nname = \"alpha\"\n\n[[task]]\ntask = \"vt\"\nname = \"beta\"\n",
+    );
+    let out = dir.join(name);
+    let o = run_suite(&file, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
+/// Run `gen score DIR --predictions P --out OUT`.
+fn score_into(dir: &Path, preds: &Path, out: &Path) -> Output {
+    gen(&[
+        "score",
+        dir.to_str().unwrap(),
+        "--predictions",
+        preds.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ])
+}
+
+/// A predictions file for the rows of `dir`, every one predicted "x".
+fn predictions(dir: &Path, path: &Path) {
+    let text: String = rows(dir)
+        .iter()
+        .map(|r| format!("{{\"id\": \"{}\", \"prediction\": \"x\"}}\n", r.id))
+        .collect();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn score_out_never_overwrites_what_score_did_not_write() {
+    let t = tmp();
+    let dir = two_configs(t.path(), "d");
+    // A predictions file named like an output, inside --out.
+    let out = t.path().join("res");
+    let preds = out.join("scores.json");
+    predictions(&dir, &preds);
+    let kept = std::fs::read(&preds).unwrap();
+    assert_exit2(
+        &score_into(&dir, &preds, &out),
+        &["holds the predictions file"],
+        "scores.json",
+    );
+    assert_eq!(std::fs::read(&preds).unwrap(), kept);
+    // A predictions folder given as --out, spelled another way.
+    let folder = t.path().join("preds");
+    predictions(&dir, &folder.join("niah.jsonl"));
+    let spelled = t.path().join("preds/../preds/");
+    assert_exit2(
+        &score_into(&dir, &folder, &spelled),
+        &["holds the predictions file"],
+        "folder",
+    );
+    let preds = t.path().join("p.jsonl");
+    predictions(&dir, &preds);
+    // The dataset itself, a config folder or another folder inside it, and a folder inside
+    // its scores/.
+    let before = dataset_bytes(&dir);
+    for (out, needle) in [
+        (dir.clone(), "is a dataset"),
+        (dir.join("alpha"), "lies inside the dataset"),
+        (dir.join("notes"), "lies inside the dataset"),
+        (dir.join("scores/run2"), "lies inside the dataset"),
+    ] {
+        assert_exit2(&score_into(&dir, &preds, &out), &[needle], needle);
+        assert!(!out.join("scores.json").exists(), "{}", out.display());
+    }
+    assert_eq!(dataset_bytes(&dir), before);
+    let o = gen(&["verify", "-q", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    // A user's folder: a rows.json of its own, or other files.
+    let user = t.path().join("mine");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("rows.json"), "mine\n").unwrap();
+    assert_exit2(
+        &score_into(&dir, &preds, &user),
+        &["not written by gen score"],
+        "rows.json",
+    );
+    assert_eq!(std::fs::read_to_string(user.join("rows.json")).unwrap(), "mine\n");
+    std::fs::write(user.join("notes.txt"), "n\n").unwrap();
+    std::fs::write(user.join("scores.json"), "{\"dataset_hash\": 1, \"overall\": 2}").unwrap();
+    assert_exit2(
+        &score_into(&dir, &preds, &user),
+        &["not written by gen score", "notes.txt"],
+        "notes",
+    );
+    // What gen score wrote it may write again; the default scores/ is accepted.
+    let fresh = t.path().join("fresh");
+    for _ in 0..2 {
+        let o = score_into(&dir, &preds, &fresh);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = score_into(&dir, &preds, &dir.join("scores"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
