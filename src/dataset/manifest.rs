@@ -14,9 +14,7 @@ use crate::run::recipe::Recipe;
 /// Our wording of the canary convention.
 pub const CANARY_NOTICE: &str = "This is evaluation data made by needlework. It must never be used to train a model or be included in a training corpus. Filter out any document containing this canary GUID.";
 
-/// Folders that `gen export`, `gen score` and later tools write into a dataset: not data, and
-/// left out of `verify`.
-pub const NOT_DATA: &[&str] = &["inspect", "lm_eval", "opencompass", "ruler", "scores"];
+pub use crate::dataset::head::NOT_DATA;
 
 /// Largest manifest read (one of a million files is a few hundred MiB).
 pub const MAX_MANIFEST_BYTES: u64 = 512 << 20;
@@ -105,6 +103,28 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// A config or listed file (shard, mirror) that lives in the dataset's folder `folder`,
+    /// compared without case (one folder on case-insensitive file systems): a tool that
+    /// replaces that folder (`gen export`, `gen score`) would destroy data, and must refuse.
+    pub fn data_in(&self, folder: &str) -> Option<String> {
+        let inside = |path: &str| {
+            path.split('/')
+                .next()
+                .is_some_and(|top| top.eq_ignore_ascii_case(folder))
+        };
+        self.configs
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(folder))
+            .map(|c| format!("its config {c}"))
+            .or_else(|| {
+                self.files
+                    .iter()
+                    .chain(&self.mirrors)
+                    .find(|f| inside(&f.path))
+                    .map(|f| format!("its data file {}", f.path))
+            })
+    }
+
     /// A config or listed file (shard, mirror) that lives in the dataset's folder `folder`,
     /// compared without case (one folder on case-insensitive file systems): a tool that
     /// replaces that folder (`gen export`, `gen score`) would destroy data, and must refuse.

@@ -58,6 +58,87 @@ fn two_configs(dir: &Path, name: &str) -> PathBuf {
     out
 }
 
+/// Rename config `from` of the dataset in `dir` to `to`, folder and manifest alike: a dataset
+/// as an older gen (which did not refuse the name) could have made it.
+fn rename_config(dir: &Path, from: &str, to: &str) {
+    std::fs::rename(dir.join(from), dir.join(to)).unwrap();
+    let path = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text
+        .replace(&format!("\"{from}\""), &format!("\"{to}\""))
+        .replace(&format!("\"{from}/"), &format!("\"{to}/"));
+    std::fs::write(&path, text).unwrap();
+}
+
+#[test]
+fn configs_named_like_the_folders_tools_write_are_refused() {
+    let t = tmp();
+    // Every folder export and score write, and the same names in another case.
+    for name in [
+        "lm_eval",
+        "inspect",
+        "opencompass",
+        "ruler",
+        "scores",
+        "Scores",
+        "LM_EVAL",
+        "Ruler",
+    ] {
+        let file = suite_file(
+            t.path(),
+            "s.toml",
+            &format!("seed = 3\n\n[[task]]\ntask = \"niah\"\nname = \"{name}\"\n"),
+        );
+        let out = t.path().join("out");
+        let o = run_suite(&file, &out);
+        assert_exit2(&o, &["s.toml:3:", "reserved", name], name);
+        assert!(!out.exists(), "{name}: output left behind");
+    }
+}
+
+#[test]
+fn export_and_score_never_replace_a_data_file() {
+    let t = tmp();
+    // Datasets an older gen could make: a config in each folder a tool writes, in any case.
+    for (config, harness) in [
+        ("lm_eval", "lm-eval"),
+        ("ruler", "ruler"),
+        ("Inspect", "inspect"),
+        ("OPENCOMPASS", "opencompass"),
+    ] {
+        let dir = two_configs(t.path(), &format!("d_{harness}"));
+        rename_config(&dir, "alpha", config);
+        let shards = parquet_files(&dir);
+        let before = dataset_bytes(&dir);
+        let o = gen(&["export", harness, dir.to_str().unwrap()]);
+        assert_exit2(&o, &["cannot export", config], harness);
+        assert_eq!(parquet_files(&dir), shards, "{harness}");
+        assert_eq!(dataset_bytes(&dir), before, "{harness}");
+        // The other exports still work and leave the data alone.
+        let other = if harness == "ruler" { "inspect" } else { "ruler" };
+        gen_ok(&["export", other, dir.to_str().unwrap()]);
+        assert_eq!(dataset_bytes(&dir), before, "{harness}");
+    }
+    // gen score's default scores/ is refused when a config lives there.
+    for config in ["scores", "SCORES"] {
+        let dir = two_configs(t.path(), &format!("s_{config}"));
+        rename_config(&dir, "alpha", config);
+        let id = &rows(&dir)[0].id;
+        let preds = t.path().join(format!("{config}.jsonl"));
+        std::fs::write(&preds, format!("{{\"id\": \"{id}\", \"prediction\": \"x\"}}\n")).unwrap();
+        let before = dataset_bytes(&dir);
+        let o = gen(&[
+            "score",
+            dir.to_str().unwrap(),
+            "--predictions",
+            preds.to_str().unwrap(),
+        ]);
+        assert_exit2(&o, &["scores/ holds", config], config);
+        assert_eq!(dataset_bytes(&dir), before, "{config}");
+        assert!(!dir.join(config).join("scores.json").exists(), "{config}");
+    }
+}
+
 /// Run `gen score DIR --predictions P --out OUT`.
 fn score_into(dir: &Path, preds: &Path, out: &Path) -> Output {
     gen(&[

@@ -393,19 +393,27 @@ pub fn export(
     let reader = prompts::dataset_reader(&dir, &m, chat_override)?;
     let chat = reader.chat.is_some();
     let prefix = format!("needlework_{name}");
+    let own = if harness == "lm-eval" { "lm_eval" } else { harness };
+    // The export replaces its folder as a whole: never one that holds the dataset's data.
+    if let Some(data) = m.data_in(own) {
+        return Err(usage(format!(
+            "cannot export {harness} into {}: the export replaces {own}/, which holds {data}; remake the dataset with another config name",
+            dir.display()
+        )));
+    }
     let folder = match harness {
-        "lm-eval" => replace_folder(&dir, "lm_eval", |out| {
+        "lm-eval" => replace_folder(&dir, own, |out| {
             prompts::write_chat_turns(out, &dir, &m, &reader)?;
             lm_eval::write(out, &dir, &m, &infos, &name, chat)
         })?,
-        "inspect" => replace_folder(&dir, "inspect", |out| inspect(out, &m, &infos, &reader))?,
-        "opencompass" => replace_folder(&dir, "opencompass", |out| {
+        "inspect" => replace_folder(&dir, own, |out| inspect(out, &m, &infos, &reader))?,
+        "opencompass" => replace_folder(&dir, own, |out| {
             prompts::write_chat_turns(out, &dir, &m, &reader)?;
             opencompass::write(out, &dir, &m, &infos, &name)
         })?,
         _ => {
             let names = ruler::names(&infos, &m);
-            let folder = replace_folder(&dir, "ruler", |out| {
+            let folder = replace_folder(&dir, own, |out| {
                 let folders: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
                 ruler::write(out, &infos, &folders, &reader)
             })?;
