@@ -67,7 +67,8 @@ pub fn valid_config(name: &str) -> bool {
 }
 
 /// Why config `name` cannot stand beside `earlier` configs of one dataset, if it cannot: the
-/// index of the earlier config it collides with (the same name), or none when it names a folder
+/// index of the earlier config it collides with (the same name, or one differing only in case:
+/// one folder on case-insensitive file systems and on the Hub), or none when it names a folder
 /// gen writes into every dataset ([`NOT_DATA`], in any case), which `gen export` and
 /// `gen score` would replace with their own files.
 pub fn config_clash(name: &str, earlier: &[&str]) -> Option<(Option<usize>, String)> {
@@ -80,8 +81,16 @@ pub fn config_clash(name: &str, earlier: &[&str]) -> Option<(Option<usize>, Stri
             ),
         ));
     }
-    let i = earlier.iter().position(|e| *e == name)?;
-    Some((Some(i), format!("config '{name}' is made twice")))
+    let i = earlier.iter().position(|e| e.eq_ignore_ascii_case(name))?;
+    let why = if earlier[i] == name {
+        format!("config '{name}' is made twice")
+    } else {
+        format!(
+            "config '{name}' differs from config '{}' only in case, so both would be one folder on case-insensitive file systems and on the Hub",
+            earlier[i]
+        )
+    };
+    Some((Some(i), why))
 }
 
 /// Check a suite's recorded entries as `verify` reads them back: every config named once, and

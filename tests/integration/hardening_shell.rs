@@ -139,6 +139,38 @@ fn export_and_score_never_replace_a_data_file() {
     }
 }
 
+#[test]
+fn configs_differing_only_in_case_are_refused() {
+    let t = tmp();
+    let cases = [
+        // Two given names.
+        (
+            "[[task]]\ntask = \"niah\"\nname = \"Abc\"\n\n[[task]]\ntask = \"vt\"\nname = \"abc\"\n",
+            "c.toml:5:",
+        ),
+        // A given name against a task's own config name.
+        (
+            "[[task]]\ntask = \"niah\"\n\n[[task]]\ntask = \"vt\"\nname = \"NIAH_Single\"\n",
+            "c.toml:4:",
+        ),
+    ];
+    for (text, at) in cases {
+        let file = suite_file(t.path(), "c.toml", text);
+        let out = t.path().join("out");
+        let o = run_suite(&file, &out);
+        assert_exit2(&o, &[at, "only in case", "line 1"], text);
+        assert!(!out.exists());
+    }
+    // Names that differ otherwise stay accepted.
+    let file = suite_file(
+        t.path(),
+        "ok.toml",
+        "[[task]]\ntask = \"niah\"\nname = \"abc\"\n\n[[task]]\ntask = \"vt\"\nname = \"abd\"\n",
+    );
+    let o = run_suite(&file, &t.path().join("ok"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// Run `gen score DIR --predictions P --out OUT`.
 fn score_into(dir: &Path, preds: &Path, out: &Path) -> Output {
     gen(&[
