@@ -459,10 +459,17 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
     // An --out that cannot be made (below a file, /proc/x, not ours to write) is bad input.
     std::fs::create_dir_all(out)
         .map_err(|e| usage(format!("cannot create --out {}: {e}", out.display())))?;
-    std::fs::write(
-        out.join("scores.json"),
-        serde_json::to_string_pretty(&scores)? + "\n",
-    )?;
+    // A folder we may not write into (read-only, another user's) is bad input, as one that
+    // cannot be made is; running out of space stays a runtime failure.
+    let path = out.join("scores.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&scores)? + "\n").map_err(|e| {
+        use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+        if matches!(e.kind(), PermissionDenied | ReadOnlyFilesystem) {
+            usage(format!("cannot write into --out {}: {e}", out.display()))
+        } else {
+            anyhow::Error::new(e).context(format!("cannot write {}", path.display()))
+        }
+    })?;
     write_rows(&out.join("rows.json"), &verdicts)?;
     for (config, c) in &scores.configs {
         if c.overall.rows > 0 {

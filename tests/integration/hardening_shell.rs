@@ -261,3 +261,171 @@ fn score_out_never_overwrites_what_score_did_not_write() {
     let o = score_into(&dir, &preds, &dir.join("scores"));
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn refusals_name_the_flag_that_gives_the_input() {
+    let t = tmp();
+    let out = t.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::copy(fixture("qa/squad.json"), out.join("x.json")).unwrap();
+    std::fs::copy(fixture("corpus/rivers.txt"), out.join("c.txt")).unwrap();
+    std::fs::copy(fixture("tokenizer-bytelevel.json"), out.join("tok.json")).unwrap();
+    let inside = |f: &str| out.join(f).display().to_string();
+    for (text, flag) in [
+        (format!("[[task]]\ntask = \"qa\"\ndata = \"{}\"\n", inside("x.json")), "--data"),
+        (format!("[[task]]\ntask = \"niah\"\nhaystack = \"{}\"\n", inside("c.txt")), "--haystack"),
+        (format!("tokenizer = \"{}\"\n[[task]]\ntask = \"niah\"\n", inside("tok.json")), "--tokenizer"),
+    ] {
+        let file = suite_file(t.path(), "in.toml", &text);
+        let o = gen(&[
+            "suite",
+            file.to_str().unwrap(),
+            "--len",
+            "1k",
+            "--samples",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--force",
+            "-q",
+        ]);
+        assert_exit2(&o, &[&format!("{flag} "), "is inside --out"], flag);
+        assert!(!stderr(&o).contains("error: haystack"), "{}", stderr(&o));
+        assert!(out.join("x.json").exists());
+    }
+}
+
+#[test]
+fn runtime_refusals_speak_plain_words() {
+    let t = tmp();
+    // A SQuAD file too small to fill the length: refused at generation, at one depth or another.
+    let data = t.path().join("tiny.json");
+    std::fs::write(
+        &data,
+        r#"{"data": [{"title": "a", "paragraphs": [{"context": "The cat sat on the mat.", "qas": [{"id": "1", "question": "Who sat?", "answers": [{"text": "cat", "answer_start": 4}]}]}]}]}"#,
+    )
+    .unwrap();
+    for (depths, shown) in [
+        (None, &["depth 50%"][..]),
+        (Some("0%"), &["depth 0%"][..]),
+        (Some("100%"), &["depth 100%"][..]),
+    ] {
+        let mut args = vec!["qa", "--data", data.to_str().unwrap(), "--len", "2k", "-q"];
+        args.extend(depths.iter().flat_map(|d| ["--depths", d]));
+        let out = t.path().join("o");
+        args.extend(["--out", out.to_str().unwrap()]);
+        let o = gen(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(shown.iter().any(|d| err.contains(d)), "{depths:?}: {err}");
+        for debug in ["Some(", "None", "\\\""] {
+            assert!(!err.contains(debug), "{depths:?}: Rust's debug text in {err}");
+        }
+    }
+}
+
+#[test]
+fn toml_seeds_take_the_whole_u64_range_as_integers() {
+    let t = tmp();
+    let by_flag = t.path().join("flag");
+    generate(
+        by_flag.to_str().unwrap(),
+        &["niah", "--len", "1k", "--samples", "1", "--seed", "18446744073709551615"],
+    );
+    let want: Vec<String> = rows(&by_flag).iter().map(|r| r.id.clone()).collect();
+    assert!(!want.is_empty());
+    // The largest seed as a TOML integer (plain and with separators) and as a string: the
+    // rows the command line makes with it.
+    for seed in [
+        "18446744073709551615",
+        "18_446_744_073_709_551_615",
+        "\"18446744073709551615\"",
+    ] {
+        let file = suite_file(
+            t.path(),
+            "big.toml",
+            &format!("seed = {seed}\n\n[[task]]\ntask = \"niah\"\n"),
+        );
+        let out = t.path().join("toml");
+        std::fs::remove_dir_all(&out).ok();
+        let o = run_suite(&file, &out);
+        assert!(o.status.success(), "{seed}: {}", stderr(&o));
+        let got: Vec<String> = rows(&out).iter().map(|r| r.id.clone()).collect();
+        assert_eq!(got, want, "{seed}");
+    }
+    // Past u64: refused as the command line refuses it, with the line, never "overflowed".
+    for seed in ["18446744073709551616", "99999999999999999999999"] {
+        let file = suite_file(
+            t.path(),
+            "big.toml",
+            &format!("samples = 1\nseed = {seed}\n\n[[task]]\ntask = \"niah\"\n"),
+        );
+        let out = t.path().join("never");
+        let o = run_suite(&file, &out);
+        assert_exit2(&o, &["big.toml:", seed], seed);
+        assert!(!stderr(&o).contains("overflow"), "{}", stderr(&o));
+        assert!(!out.exists());
+    }
+}
+
+/// A command run as an unprivileged user when the tests run as root (root writes anywhere),
+/// so that a folder without write permission is one to this command.
+#[cfg(unix)]
+fn unprivileged(args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut c = std::process::Command::new(GEN);
+    c.args(args);
+    if unsafe { libc::geteuid() } == 0 {
+        c.uid(65534).gid(65534);
+    }
+    c.output().expect("gen runs")
+}
+
+#[cfg(unix)]
+#[test]
+fn unwritable_datasets_and_outs_are_bad_input() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tmp();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = two_configs(t.path(), "d");
+    let preds = t.path().join("p.jsonl");
+    predictions(&dir, &preds);
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    for entry in walk(t.path()) {
+        mode(&entry, if entry.is_dir() { 0o755 } else { 0o644 });
+    }
+    mode(&dir, 0o555);
+    for harness in ["lm-eval", "ruler", "inspect", "opencompass"] {
+        let o = unprivileged(&["export", harness, dir.to_str().unwrap()]);
+        assert_exit2(&o, &["cannot export into"], harness);
+    }
+    // gen score's default scores/ inside it, and an existing --out folder of its own.
+    let o = unprivileged(&["score", dir.to_str().unwrap(), "--predictions", preds.to_str().unwrap()]);
+    assert_exit2(&o, &["--out"], "default scores/");
+    let ro = t.path().join("ro");
+    std::fs::create_dir_all(&ro).unwrap();
+    mode(&ro, 0o555);
+    let o = unprivileged(&[
+        "score",
+        dir.to_str().unwrap(),
+        "--predictions",
+        preds.to_str().unwrap(),
+        "--out",
+        ro.to_str().unwrap(),
+    ]);
+    assert_exit2(&o, &["cannot write into --out"], "read-only --out");
+    mode(&dir, 0o755);
+}
+
+/// Every file and folder under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}

@@ -23,7 +23,7 @@ use crate::run::paths;
 use crate::run::prepare::{check_out, entry_of, plan, Entry, InputNames, Job};
 use crate::run::recipe::{build_parts, derived_canary, BUILTIN_HAYSTACKS};
 use crate::run::shard::Shard;
-use crate::tasks::{flag_of, task_ids, worded};
+use crate::tasks::{flag_of, flags_of, task_ids, worded};
 use crate::usage::{usage, UsageError};
 use file::{parse, Setting, SuiteFile, Word, BUILTIN_SUITES, PLACEHOLDERS};
 use options::{fresh_options, overrides, public_seed, suite_command};
@@ -555,12 +555,17 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
     inputs.extend(a.qa2_data.iter().map(|q| ("--qa2-data", q.clone())));
     for e in &entries {
         let r = &e.recipe;
+        // Each input named by the flag that gives it (qa's haystack is its --data file).
         if !BUILTIN_HAYSTACKS.contains(&r.haystack.as_str()) {
-            inputs.push(("haystack", r.haystack.clone()));
+            inputs.push((flags_of(&r.options).haystack_flag, r.haystack.clone()));
         }
-        inputs.push(("template", r.template.clone()));
-        inputs.push(("tokenizer", r.tokenizer.clone()));
-        inputs.extend(r.chat_template.iter().map(|c| ("chat template", c.clone())));
+        inputs.push(("--template", r.template.clone()));
+        inputs.push(("--tokenizer", r.tokenizer.clone()));
+        inputs.extend(
+            r.chat_template
+                .iter()
+                .map(|c| ("--chat-template", c.clone())),
+        );
     }
     let lock = check_out(&out, a.force, &inputs)?;
     // Every check has passed: a newly drawn seed is kept now, before any row is written.

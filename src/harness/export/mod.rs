@@ -329,12 +329,19 @@ fn replace_folder(
 ) -> Result<PathBuf> {
     let target = dir.join(folder);
     let staging = dir.join(format!(".{folder}.tmp"));
+    // A dataset we may not write into (read-only, another user's) is bad input, as an
+    // unwritable --out is: exit 2, before anything is written.
+    let unwritable = |e: std::io::Error| {
+        usage(format!(
+            "cannot export into {}: cannot create {} ({e})",
+            dir.display(),
+            staging.display()
+        ))
+    };
     if staging.exists() {
-        std::fs::remove_dir_all(&staging)
-            .with_context(|| format!("cannot remove {}", staging.display()))?;
+        std::fs::remove_dir_all(&staging).map_err(unwritable)?;
     }
-    std::fs::create_dir_all(&staging)
-        .with_context(|| format!("cannot create {}", staging.display()))?;
+    std::fs::create_dir_all(&staging).map_err(unwritable)?;
     if let Err(e) = write(&staging) {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
