@@ -103,26 +103,25 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// A config or listed file (shard, mirror) that lives in the dataset's folder `folder`,
-    /// compared without case (one folder on case-insensitive file systems): a tool that
-    /// replaces that folder (`gen export`, `gen score`) would destroy data, and must refuse.
-    pub fn data_in(&self, folder: &str) -> Option<String> {
-        let inside = |path: &str| {
-            path.split('/')
-                .next()
-                .is_some_and(|top| top.eq_ignore_ascii_case(folder))
+    /// A dataset of another format is named, never read as this one (its files may lack
+    /// columns, its rows mean what that format made): `doing` (`cannot export`,
+    /// `--disjoint-from`) with the format, today's format and the release that made it, as
+    /// `verify` names it. Bad input: exit 2.
+    pub fn check_format(&self, dir: &Path, doing: &str) -> Result<()> {
+        let ours = needlework_generators::FORMAT_VERSION;
+        let theirs = self.generator.format_version;
+        if theirs == ours {
+            return Ok(());
+        }
+        let release = if self.generator.version.is_empty() {
+            String::new()
+        } else {
+            format!(": use needlework {}", self.generator.version.escape_debug())
         };
-        self.configs
-            .iter()
-            .find(|c| c.eq_ignore_ascii_case(folder))
-            .map(|c| format!("its config {c}"))
-            .or_else(|| {
-                self.files
-                    .iter()
-                    .chain(&self.mirrors)
-                    .find(|f| inside(&f.path))
-                    .map(|f| format!("its data file {}", f.path))
-            })
+        Err(crate::usage::usage(format!(
+            "{doing} {}: it was made with needlework format {theirs}, this gen reads format {ours} datasets only{release}, or remake it with this gen from its recorded command",
+            dir.display()
+        )))
     }
 
     /// A config or listed file (shard, mirror) that lives in the dataset's folder `folder`,

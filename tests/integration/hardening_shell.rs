@@ -429,3 +429,57 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn datasets_of_other_formats_are_named_for_disjoint_splits_and_exports() {
+    let t = tmp();
+    for format in [1, 2, 3] {
+        for name in ["niah", "posgen", "babilong"] {
+            let old = t.path().join(format!("f{format}_{name}"));
+            let src = PathBuf::from(fixture(&format!("datasets-format{format}/{name}")));
+            copy_dir(&src, &old);
+            let what = format!("format {format} {name}");
+            let wanted = format!("made with needlework format {format}");
+            let out = t.path().join("fresh");
+            let o = gen(&[
+                "niah",
+                "--len",
+                "1k",
+                "--samples",
+                "1",
+                "--disjoint-from",
+                old.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert_exit2(&o, &["--disjoint-from", &wanted], &what);
+            assert!(!out.exists(), "{what}");
+            // A suite's disjoint_from as well.
+            let file = suite_file(
+                t.path(),
+                "dj.toml",
+                &format!("disjoint_from = [\"{}\"]\n\n[[task]]\ntask = \"niah\"\n", old.display()),
+            );
+            assert_exit2(&run_suite(&file, &out), &["--disjoint-from", &wanted], &what);
+            for harness in ["lm-eval", "ruler"] {
+                let o = gen(&["export", harness, old.to_str().unwrap()]);
+                assert_exit2(&o, &["cannot export", &wanted], &what);
+            }
+            for folder in ["lm_eval", "ruler"] {
+                assert!(!old.join(folder).exists(), "{what}: {folder}/ written");
+            }
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}

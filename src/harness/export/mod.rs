@@ -395,6 +395,7 @@ pub fn export(
         .with_context(|| format!("cannot resolve {}", dir.display()))?;
     let name = dataset_name(&dir, name)?;
     let m = Manifest::read(&dir)?;
+    m.check_format(&dir, "cannot export")?;
     check_manifest(&m)?;
     let infos = config_infos(&dir, &m)?;
     let reader = prompts::dataset_reader(&dir, &m, chat_override)?;
