@@ -483,3 +483,84 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Run `gen verify -q DIR`.
+fn verify(dir: &Path) -> Output {
+    gen(&["verify", "-q", dir.to_str().unwrap()])
+}
+
+#[test]
+fn verify_refuses_a_dataset_whose_lock_a_live_gen_holds() {
+    let t = tmp();
+    let dir = t.path().join("d");
+    generate(dir.to_str().unwrap(), &["niah", "--len", "1k", "--samples", "1"]);
+    let lock = t.path().join(".d.lock");
+    // A live process (ours, and a child's), and a lock still without its PID: being written.
+    let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    for (pid, shown) in [
+        (std::process::id().to_string(), format!("PID {}", std::process::id())),
+        (child.id().to_string(), format!("PID {}", child.id())),
+        (String::new(), "holds no PID".to_string()),
+    ] {
+        std::fs::write(&lock, format!("{pid}\n")).unwrap();
+        for spelled in [dir.clone(), t.path().join("d/"), t.path().join("d/../d")] {
+            let o = verify(&spelled);
+            assert_exit2(&o, &["is being written", &shown], &shown);
+            assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+        }
+    }
+    // The same while the dataset is gone (between the two renames of a rewrite).
+    std::fs::write(&lock, format!("{}\n", child.id())).unwrap();
+    std::fs::rename(&dir, t.path().join(".d.old-1")).unwrap();
+    assert_exit2(&verify(&dir), &["is being written"], "moved aside");
+    std::fs::rename(t.path().join(".d.old-1"), &dir).unwrap();
+    // A lock whose process is gone is stale: verify goes on.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = verify(&dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn verify_during_a_forced_rewrite_never_reports_a_mismatch() {
+    let rounds: u64 = std::env::var("NEEDLEWORK_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(3, |n: u64| n.clamp(3, 12));
+    let t = tmp();
+    let dir = t.path().join("d");
+    let write = |seed: u64| {
+        std::process::Command::new(GEN)
+            .args(["niah", "--len", "8k,16k", "--samples", "6", "--seed"])
+            .arg(seed.to_string())
+            .args(["--out", dir.to_str().unwrap(), "--force", "-q", "--threads", "1"])
+            .spawn()
+            .unwrap()
+    };
+    assert!(write(0).wait().unwrap().success());
+    let (mut during, mut ok) = (0, 0);
+    for seed in 1..=rounds {
+        // Each rewrite a different recipe: a verify that read both would see mismatches.
+        let mut writer = write(seed);
+        loop {
+            let o = verify(&dir);
+            let out = String::from_utf8_lossy(&o.stdout).into_owned();
+            match o.status.code() {
+                Some(0) => ok += 1,
+                Some(2) => {
+                    assert!(stderr(&o).contains("is being written"), "{}", stderr(&o));
+                    during += 1;
+                }
+                code => panic!("verify during a rewrite exited {code:?}: {out}{}", stderr(&o)),
+            }
+            assert!(!out.contains("mismatch"), "{out}");
+            if writer.try_wait().unwrap().is_some() {
+                break;
+            }
+        }
+        assert!(writer.wait().unwrap().success());
+    }
+    assert!(during > 0, "no verify ran during a rewrite ({ok} ran outside)");
+    // Once the writing is done the dataset verifies.
+    assert!(verify(&dir).status.success());
+}
