@@ -144,9 +144,14 @@ const GOLD_COLUMNS: [&str; 12] = [
     "depth_percent",
 ];
 
-/// Every row's gold fields, in dataset order; a repeated id keeps its last row.
-fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
+/// A row's config, split and id.
+type RowAt = (String, String, String);
+
+/// Every row's gold fields, in dataset order (a repeated id keeps its last row), and every
+/// row's (config, split, id) in dataset order, repeats included, as positions count them.
+fn gold_rows(dir: &Path, m: &Manifest) -> Result<(Vec<GoldRow>, Vec<RowAt>)> {
     let mut out: Vec<GoldRow> = Vec::new();
+    let mut order = Vec::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for f in &m.files {
         let path = dir.join(&f.path);
@@ -186,6 +191,7 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
                     input_chars: input.value(i).chars().count(),
                     control: variant.value(i).ends_with(CONTROL_VARIANT_SUFFIX),
                 };
+                order.push((f.config.clone(), f.split.clone(), row.id.clone()));
                 match seen.get(&row.id) {
                     Some(&k) => out[k] = row,
                     None => {
@@ -196,22 +202,29 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
             }
         }
     }
-    Ok(out)
+    Ok((out, order))
 }
 
-/// The (id, prediction) of one line of a predictions file: ours (`id`, `prediction`),
+/// What names the row a prediction is for.
+#[derive(Debug, Clone, PartialEq)]
+enum Key {
+    /// The row's id.
+    Id(String),
+    /// RULER's numeric `index`: the row's position in its task's `validation.jsonl`, which
+    /// `gen export ruler` writes in dataset order, one file per config.
+    Index(u64),
+}
+
+/// The (row, prediction) of one line of a predictions file: ours (`id`, `prediction`),
 /// RULER's (`others.id` as `gen export ruler` writes it, else `index`; `pred`) or
 /// lm-evaluation-harness's `--log_samples` (`doc.id`, `filtered_resps`). The first of `id`,
-/// `others.id`, `doc.id` and `index` that is a string names the row (RULER's own rows carry a
-/// number in `index`, which then names it).
-fn parse_prediction(v: &Value) -> Option<(String, String)> {
+/// `others.id`, `doc.id` and `index` that is a string names the row by its id; else a
+/// numeric `index` (RULER's own rows) names it by its position.
+fn parse_prediction(v: &Value) -> Option<(Key, String)> {
     let named = [&v["id"], &v["others"]["id"], &v["doc"]["id"], &v["index"]];
-    let id = match named.iter().find_map(|x| x.as_str()) {
-        Some(s) => s.to_string(),
-        None => match &v["index"] {
-            Value::Number(n) => n.to_string(),
-            _ => return None,
-        },
+    let key = match named.iter().find_map(|x| x.as_str()) {
+        Some(s) => Key::Id(s.to_string()),
+        None => Key::Index(v["index"].as_u64()?),
     };
     let text = |x: &Value| -> Option<String> {
         match x {
@@ -234,7 +247,69 @@ fn parse_prediction(v: &Value) -> Option<(String, String)> {
     ]
     .iter()
     .find_map(|k| text(&v[*k]))?;
-    Some((id, prediction))
+    Some((key, prediction))
+}
+
+/// The rows RULER's numeric `index` counts: per config, the ids of its evaluated split (`test`
+/// where it has one, as `gen export ruler` writes it) in dataset order, found by the name of
+/// the prediction file (`<task>.jsonl`, named after the config's folder in that layout, or
+/// the config itself; RULER's chunks `<task>-<n>.jsonl` too).
+struct Positions {
+    /// (folder name, config name, ids in order).
+    configs: Vec<(String, String, Vec<String>)>,
+}
+
+impl Positions {
+    fn of(m: &Manifest, gold: &[RowAt]) -> Positions {
+        let configs = crate::harness::export::ruler_folders(m)
+            .into_iter()
+            .map(|(config, folder)| {
+                let splits: Vec<&str> = m
+                    .files
+                    .iter()
+                    .filter(|f| f.config == config)
+                    .map(|f| f.split.as_str())
+                    .collect();
+                let split = if splits.contains(&"test") {
+                    "test"
+                } else {
+                    splits.first().copied().unwrap_or("test")
+                };
+                let ids = gold
+                    .iter()
+                    .filter(|(c, s, _)| *c == config && s == split)
+                    .map(|(_, _, id)| id.clone())
+                    .collect();
+                (folder, config, ids)
+            })
+            .collect();
+        Positions { configs }
+    }
+
+    /// The ids a file's indices count, by the file's name; a dataset of one config needs none.
+    fn of_file(&self, path: &Path) -> Result<&[String]> {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let chunk = stem.split('-').next().unwrap_or_default().to_string();
+        let found = self.configs.iter().find(|(folder, config, _)| {
+            [&stem, &chunk]
+                .iter()
+                .any(|n| *n == folder || *n == config)
+        });
+        match (found, self.configs.as_slice()) {
+            (Some((_, _, ids)), _) | (None, [(_, _, ids)]) => Ok(ids),
+            (None, all) => Err(usage(format!(
+                "invalid --predictions {}: its rows name rows by RULER's numeric index, which counts the rows of one task, but the file's name is no task of the dataset: expected {}",
+                path.display(),
+                all.iter()
+                    .map(|(f, _, _)| format!("{f}.jsonl"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
 }
 
 /// Largest predictions file read: far more than any dataset's answers need.
@@ -275,15 +350,22 @@ fn prediction_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 /// Every prediction of `files`, by row id; an id predicted twice (in one file or across
 /// files) is refused.
-fn read_all_predictions(files: &[PathBuf]) -> Result<BTreeMap<String, String>> {
+fn read_all_predictions(
+    files: &[PathBuf],
+    positions: &Positions,
+) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     for file in files {
-        read_predictions(file, &mut out)?;
+        read_predictions(file, positions, &mut out)?;
     }
     Ok(out)
 }
 
-fn read_predictions(path: &Path, out: &mut BTreeMap<String, String>) -> Result<()> {
+fn read_predictions(
+    path: &Path,
+    positions: &Positions,
+    out: &mut BTreeMap<String, String>,
+) -> Result<()> {
     let meta = std::fs::metadata(path)
         .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
     if !meta.is_file() || meta.len() > MAX_PREDICTION_BYTES {
@@ -315,7 +397,16 @@ fn read_predictions(path: &Path, out: &mut BTreeMap<String, String>) -> Result<(
             ))
         };
         let v: Value = serde_json::from_str(&line).map_err(|_| bad())?;
-        let (id, prediction) = parse_prediction(&v).ok_or_else(bad)?;
+        let (key, prediction) = parse_prediction(&v).ok_or_else(bad)?;
+        let id = match key {
+            Key::Id(id) => id,
+            // An index beyond the task's rows names no row: reported with the unknown ids.
+            Key::Index(i) => positions
+                .of_file(path)?
+                .get(i as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("index {i} of {}", path.display())),
+        };
         if out.insert(id.clone(), prediction).is_some() {
             return Err(usage(format!(
                 "invalid --predictions {}: id {id} appears twice (line {}); one prediction per row",
@@ -351,8 +442,8 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
     let m = Manifest::read(dir).map_err(|e| usage(format!("{e:#}")))?;
     let files = prediction_files(predictions)?;
     check_out(out, &files)?;
-    let preds = read_all_predictions(&files)?;
-    let gold = gold_rows(dir, &m)?;
+    let (gold, order) = gold_rows(dir, &m)?;
+    let preds = read_all_predictions(&files, &Positions::of(&m, &order))?;
     let ids: BTreeSet<&str> = gold.iter().map(|g| g.id.as_str()).collect();
     let unknown: Vec<String> = preds
         .keys()
@@ -694,24 +785,27 @@ mod tests {
 
     #[test]
     fn prediction_formats() {
+        let id = |s: &str| Key::Id(s.into());
         let ours = json!({"id": "ab12", "prediction": "x"});
-        assert_eq!(parse_prediction(&ours), Some(("ab12".into(), "x".into())));
+        assert_eq!(parse_prediction(&ours), Some((id("ab12"), "x".into())));
         let ruler = json!({"index": "ab12", "pred": "y", "outputs": ["z"]});
-        assert_eq!(parse_prediction(&ruler), Some(("ab12".into(), "y".into())));
+        assert_eq!(parse_prediction(&ruler), Some((id("ab12"), "y".into())));
         // `gen export ruler` rows come back from RULER's call_api with their position in
         // `index` and our id in `others.id`.
         let exported = json!({"index": 3, "pred": "y", "others": {"id": "ab12"}});
         assert_eq!(
             parse_prediction(&exported),
-            Some(("ab12".into(), "y".into()))
+            Some((id("ab12"), "y".into()))
         );
+        // RULER's own rows: a position, never taken for an id.
         let plain = json!({"index": 3, "pred": "y", "others": {}});
-        assert_eq!(parse_prediction(&plain), Some(("3".into(), "y".into())));
+        assert_eq!(parse_prediction(&plain), Some((Key::Index(3), "y".into())));
+        assert_eq!(parse_prediction(&json!({"index": -1, "pred": "y"})), None);
         let lm_eval =
             json!({"doc_id": 3, "doc": {"id": "ab12"}, "resps": [["r"]], "filtered_resps": ["f"]});
         assert_eq!(
             parse_prediction(&lm_eval),
-            Some(("ab12".into(), "f".into()))
+            Some((id("ab12"), "f".into()))
         );
         assert_eq!(parse_prediction(&json!({"prediction": "x"})), None);
         assert_eq!(parse_prediction(&json!({"id": "a"})), None);

@@ -564,3 +564,95 @@ fn verify_during_a_forced_rewrite_never_reports_a_mismatch() {
     // Once the writing is done the dataset verifies.
     assert!(verify(&dir).status.success());
 }
+
+#[test]
+fn ruler_prediction_files_are_matched_by_their_numeric_index() {
+    let t = tmp();
+    let dir = two_configs(t.path(), "d");
+    gen_ok(&["export", "ruler", dir.to_str().unwrap()]);
+    let ruler = dir.join("ruler");
+    let mut tasks: Vec<String> = std::fs::read_dir(&ruler)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    tasks.sort();
+    assert_eq!(tasks.len(), 2, "{tasks:?}");
+    // RULER's own prediction files: `index` and `pred` only (no `others`), one file per task,
+    // the first task all right, the second all wrong, and one of them split in chunks.
+    let preds = t.path().join("pred");
+    std::fs::create_dir_all(&preds).unwrap();
+    let mut rows_of = Vec::new();
+    for (k, task) in tasks.iter().enumerate() {
+        let text = std::fs::read_to_string(ruler.join(task).join("validation.jsonl")).unwrap();
+        let lines: Vec<serde_json::Value> =
+            text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let pred = |v: &serde_json::Value| {
+            let outputs: Vec<&str> =
+                v["outputs"].as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+            if k == 0 {
+                outputs.join(" ")
+            } else {
+                "nothing".to_string()
+            }
+        };
+        let line = |v: &serde_json::Value| {
+            format!("{}\n", serde_json::json!({"index": v["index"], "pred": pred(v)}))
+        };
+        if k == 0 {
+            let text: String = lines.iter().map(line).collect();
+            std::fs::write(preds.join(format!("{task}.jsonl")), text).unwrap();
+        } else {
+            let (a, b) = lines.split_at(lines.len() / 2);
+            for (n, part) in [a, b].iter().enumerate() {
+                let text: String = part.iter().map(line).collect();
+                std::fs::write(preds.join(format!("{task}-{n}.jsonl")), text).unwrap();
+            }
+        }
+        rows_of.push(lines.len() as u64);
+    }
+    let out = t.path().join("s");
+    let o = score_into(&dir, &preds, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("scores.json")).unwrap()).unwrap();
+    let total: u64 = rows_of.iter().sum();
+    assert_eq!(s["coverage"]["predicted"], total, "{s}");
+    assert_eq!(s["unknown"].as_array().unwrap().len(), 0, "{s}");
+    let accuracies: Vec<f64> = ["alpha", "beta"]
+        .iter()
+        .map(|c| s["configs"][c]["overall"]["accuracy"].as_f64().unwrap())
+        .collect();
+    // Which config is which task's folder: the right answers went to the first folder.
+    let right = if tasks[0].contains("vt") || tasks[0] == "beta" { [0.0, 1.0] } else { [1.0, 0.0] };
+    assert_eq!(accuracies, right, "{tasks:?} {s}");
+    // An index past a task's rows names no row; a file named after no task is refused when
+    // the dataset has several.
+    let extra = t.path().join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    std::fs::write(
+        extra.join(format!("{}.jsonl", tasks[0])),
+        "{\"index\": 0, \"pred\": \"x\"}\n{\"index\": 999, \"pred\": \"x\"}\n",
+    )
+    .unwrap();
+    let o = score_into(&dir, &extra, &t.path().join("s2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("s2/scores.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s["coverage"]["predicted"], 1, "{s}");
+    assert_eq!(s["unknown"].as_array().unwrap().len(), 1, "{s}");
+    let stray = t.path().join("stray.jsonl");
+    std::fs::write(&stray, "{\"index\": 0, \"pred\": \"x\"}\n").unwrap();
+    assert_exit2(
+        &score_into(&dir, &stray, &t.path().join("s3")),
+        &["numeric index", &format!("{}.jsonl", tasks[0])],
+        "stray",
+    );
+    // A dataset of one config takes a file of any name.
+    let one = t.path().join("one");
+    generate(one.to_str().unwrap(), &["vt", "--len", "1k", "--samples", "2"]);
+    let o = score_into(&one, &stray, &t.path().join("s4"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}

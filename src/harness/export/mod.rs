@@ -37,6 +37,18 @@ const INSPECT_PY: &str = include_str!("../../../exports/inspect_task.py");
 const OPENCOMPASS_MODULE_PY: &str = include_str!("../../../exports/opencompass_module.py");
 const OPENCOMPASS_CONFIG_PY: &str = include_str!("../../../exports/opencompass_config.py");
 
+/// Each config of `m` with the name of its folder in `gen export ruler`'s layout (RULER's
+/// task where the config reproduces one), in manifest order: RULER's prediction files are
+/// named after those folders, and their numeric `index` counts rows within one.
+pub fn ruler_folders(m: &Manifest) -> Vec<(String, String)> {
+    let names = ruler::names(&m.configs, m);
+    m.configs
+        .iter()
+        .cloned()
+        .zip(names.into_iter().map(|(n, _)| n))
+        .collect()
+}
+
 /// The harnesses `gen export` writes for.
 const HARNESSES: [&str; 4] = ["lm-eval", "inspect", "opencompass", "ruler"];
 
@@ -420,7 +432,8 @@ pub fn export(
             opencompass::write(out, &dir, &m, &infos, &name)
         })?,
         _ => {
-            let names = ruler::names(&infos, &m);
+            let configs: Vec<String> = infos.iter().map(|i| i.name.clone()).collect();
+            let names = ruler::names(&configs, &m);
             let folder = replace_folder(&dir, own, |out| {
                 let folders: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
                 ruler::write(out, &infos, &folders, &reader)
