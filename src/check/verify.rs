@@ -152,7 +152,10 @@ pub fn verify(dir: &Path, options: &VerifyOptions<'_>) -> Result<bool> {
         return Err(being_written(dir, &by));
     }
     if identity(dir) != before {
-        return Err(being_written(dir, "another gen, which replaced it while it was verified"));
+        return Err(being_written(
+            dir,
+            "another gen, which replaced it while it was verified",
+        ));
     }
     let verdict = outcome?;
     for line in &verdict.lines {

@@ -104,10 +104,7 @@ fn exhausted(task: &dyn Task, cell: &Cell, draws: u64, why: &str) -> anyhow::Err
 /// (no depth for tasks without a haystack).
 fn place(cell: &Cell) -> String {
     match cell.depth {
-        Some(d) => format!(
-            "length {}, depth {d}%, sample {}",
-            cell.length, cell.sample
-        ),
+        Some(d) => format!("length {}, depth {d}%, sample {}", cell.length, cell.sample),
         None => format!("length {}, sample {}", cell.length, cell.sample),
     }
 }

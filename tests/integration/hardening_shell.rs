@@ -115,7 +115,11 @@ fn export_and_score_never_replace_a_data_file() {
         assert_eq!(parquet_files(&dir), shards, "{harness}");
         assert_eq!(dataset_bytes(&dir), before, "{harness}");
         // The other exports still work and leave the data alone.
-        let other = if harness == "ruler" { "inspect" } else { "ruler" };
+        let other = if harness == "ruler" {
+            "inspect"
+        } else {
+            "ruler"
+        };
         gen_ok(&["export", other, dir.to_str().unwrap()]);
         assert_eq!(dataset_bytes(&dir), before, "{harness}");
     }
@@ -125,7 +129,11 @@ fn export_and_score_never_replace_a_data_file() {
         rename_config(&dir, "alpha", config);
         let id = &rows(&dir)[0].id;
         let preds = t.path().join(format!("{config}.jsonl"));
-        std::fs::write(&preds, format!("{{\"id\": \"{id}\", \"prediction\": \"x\"}}\n")).unwrap();
+        std::fs::write(
+            &preds,
+            format!("{{\"id\": \"{id}\", \"prediction\": \"x\"}}\n"),
+        )
+        .unwrap();
         let before = dataset_bytes(&dir);
         let o = gen(&[
             "score",
@@ -244,9 +252,16 @@ fn score_out_never_overwrites_what_score_did_not_write() {
         &["not written by gen score"],
         "rows.json",
     );
-    assert_eq!(std::fs::read_to_string(user.join("rows.json")).unwrap(), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(user.join("rows.json")).unwrap(),
+        "mine\n"
+    );
     std::fs::write(user.join("notes.txt"), "n\n").unwrap();
-    std::fs::write(user.join("scores.json"), "{\"dataset_hash\": 1, \"overall\": 2}").unwrap();
+    std::fs::write(
+        user.join("scores.json"),
+        "{\"dataset_hash\": 1, \"overall\": 2}",
+    )
+    .unwrap();
     assert_exit2(
         &score_into(&dir, &preds, &user),
         &["not written by gen score", "notes.txt"],
@@ -272,9 +287,24 @@ fn refusals_name_the_flag_that_gives_the_input() {
     std::fs::copy(fixture("tokenizer-bytelevel.json"), out.join("tok.json")).unwrap();
     let inside = |f: &str| out.join(f).display().to_string();
     for (text, flag) in [
-        (format!("[[task]]\ntask = \"qa\"\ndata = \"{}\"\n", inside("x.json")), "--data"),
-        (format!("[[task]]\ntask = \"niah\"\nhaystack = \"{}\"\n", inside("c.txt")), "--haystack"),
-        (format!("tokenizer = \"{}\"\n[[task]]\ntask = \"niah\"\n", inside("tok.json")), "--tokenizer"),
+        (
+            format!("[[task]]\ntask = \"qa\"\ndata = \"{}\"\n", inside("x.json")),
+            "--data",
+        ),
+        (
+            format!(
+                "[[task]]\ntask = \"niah\"\nhaystack = \"{}\"\n",
+                inside("c.txt")
+            ),
+            "--haystack",
+        ),
+        (
+            format!(
+                "tokenizer = \"{}\"\n[[task]]\ntask = \"niah\"\n",
+                inside("tok.json")
+            ),
+            "--tokenizer",
+        ),
     ] {
         let file = suite_file(t.path(), "in.toml", &text);
         let o = gen(&[
@@ -319,7 +349,10 @@ fn runtime_refusals_speak_plain_words() {
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(shown.iter().any(|d| err.contains(d)), "{depths:?}: {err}");
         for debug in ["Some(", "None", "\\\""] {
-            assert!(!err.contains(debug), "{depths:?}: Rust's debug text in {err}");
+            assert!(
+                !err.contains(debug),
+                "{depths:?}: Rust's debug text in {err}"
+            );
         }
     }
 }
@@ -330,7 +363,15 @@ fn toml_seeds_take_the_whole_u64_range_as_integers() {
     let by_flag = t.path().join("flag");
     generate(
         by_flag.to_str().unwrap(),
-        &["niah", "--len", "1k", "--samples", "1", "--seed", "18446744073709551615"],
+        &[
+            "niah",
+            "--len",
+            "1k",
+            "--samples",
+            "1",
+            "--seed",
+            "18446744073709551615",
+        ],
     );
     let want: Vec<String> = rows(&by_flag).iter().map(|r| r.id.clone()).collect();
     assert!(!want.is_empty());
@@ -390,7 +431,8 @@ fn unwritable_datasets_and_outs_are_bad_input() {
     let dir = two_configs(t.path(), "d");
     let preds = t.path().join("p.jsonl");
     predictions(&dir, &preds);
-    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     for entry in walk(t.path()) {
         mode(&entry, if entry.is_dir() { 0o755 } else { 0o644 });
     }
@@ -400,7 +442,12 @@ fn unwritable_datasets_and_outs_are_bad_input() {
         assert_exit2(&o, &["cannot export into"], harness);
     }
     // gen score's default scores/ inside it, and an existing --out folder of its own.
-    let o = unprivileged(&["score", dir.to_str().unwrap(), "--predictions", preds.to_str().unwrap()]);
+    let o = unprivileged(&[
+        "score",
+        dir.to_str().unwrap(),
+        "--predictions",
+        preds.to_str().unwrap(),
+    ]);
     assert_exit2(&o, &["--out"], "default scores/");
     let ro = t.path().join("ro");
     std::fs::create_dir_all(&ro).unwrap();
@@ -458,9 +505,16 @@ fn datasets_of_other_formats_are_named_for_disjoint_splits_and_exports() {
             let file = suite_file(
                 t.path(),
                 "dj.toml",
-                &format!("disjoint_from = [\"{}\"]\n\n[[task]]\ntask = \"niah\"\n", old.display()),
+                &format!(
+                    "disjoint_from = [\"{}\"]\n\n[[task]]\ntask = \"niah\"\n",
+                    old.display()
+                ),
             );
-            assert_exit2(&run_suite(&file, &out), &["--disjoint-from", &wanted], &what);
+            assert_exit2(
+                &run_suite(&file, &out),
+                &["--disjoint-from", &wanted],
+                &what,
+            );
             for harness in ["lm-eval", "ruler"] {
                 let o = gen(&["export", harness, old.to_str().unwrap()]);
                 assert_exit2(&o, &["cannot export", &wanted], &what);
@@ -493,12 +547,21 @@ fn verify(dir: &Path) -> Output {
 fn verify_refuses_a_dataset_whose_lock_a_live_gen_holds() {
     let t = tmp();
     let dir = t.path().join("d");
-    generate(dir.to_str().unwrap(), &["niah", "--len", "1k", "--samples", "1"]);
+    generate(
+        dir.to_str().unwrap(),
+        &["niah", "--len", "1k", "--samples", "1"],
+    );
     let lock = t.path().join(".d.lock");
     // A live process (ours, and a child's), and a lock still without its PID: being written.
-    let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
     for (pid, shown) in [
-        (std::process::id().to_string(), format!("PID {}", std::process::id())),
+        (
+            std::process::id().to_string(),
+            format!("PID {}", std::process::id()),
+        ),
         (child.id().to_string(), format!("PID {}", child.id())),
         (String::new(), "holds no PID".to_string()),
     ] {
@@ -506,7 +569,11 @@ fn verify_refuses_a_dataset_whose_lock_a_live_gen_holds() {
         for spelled in [dir.clone(), t.path().join("d/"), t.path().join("d/../d")] {
             let o = verify(&spelled);
             assert_exit2(&o, &["is being written", &shown], &shown);
-            assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+            assert!(
+                o.stdout.is_empty(),
+                "{}",
+                String::from_utf8_lossy(&o.stdout)
+            );
         }
     }
     // The same while the dataset is gone (between the two renames of a rewrite).
@@ -533,7 +600,14 @@ fn verify_during_a_forced_rewrite_never_reports_a_mismatch() {
         std::process::Command::new(GEN)
             .args(["niah", "--len", "8k,16k", "--samples", "6", "--seed"])
             .arg(seed.to_string())
-            .args(["--out", dir.to_str().unwrap(), "--force", "-q", "--threads", "1"])
+            .args([
+                "--out",
+                dir.to_str().unwrap(),
+                "--force",
+                "-q",
+                "--threads",
+                "1",
+            ])
             .spawn()
             .unwrap()
     };
@@ -551,7 +625,10 @@ fn verify_during_a_forced_rewrite_never_reports_a_mismatch() {
                     assert!(stderr(&o).contains("is being written"), "{}", stderr(&o));
                     during += 1;
                 }
-                code => panic!("verify during a rewrite exited {code:?}: {out}{}", stderr(&o)),
+                code => panic!(
+                    "verify during a rewrite exited {code:?}: {out}{}",
+                    stderr(&o)
+                ),
             }
             assert!(!out.contains("mismatch"), "{out}");
             if writer.try_wait().unwrap().is_some() {
@@ -560,7 +637,10 @@ fn verify_during_a_forced_rewrite_never_reports_a_mismatch() {
         }
         assert!(writer.wait().unwrap().success());
     }
-    assert!(during > 0, "no verify ran during a rewrite ({ok} ran outside)");
+    assert!(
+        during > 0,
+        "no verify ran during a rewrite ({ok} ran outside)"
+    );
     // Once the writing is done the dataset verifies.
     assert!(verify(&dir).status.success());
 }
@@ -585,11 +665,17 @@ fn ruler_prediction_files_are_matched_by_their_numeric_index() {
     let mut rows_of = Vec::new();
     for (k, task) in tasks.iter().enumerate() {
         let text = std::fs::read_to_string(ruler.join(task).join("validation.jsonl")).unwrap();
-        let lines: Vec<serde_json::Value> =
-            text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         let pred = |v: &serde_json::Value| {
-            let outputs: Vec<&str> =
-                v["outputs"].as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+            let outputs: Vec<&str> = v["outputs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o.as_str().unwrap())
+                .collect();
             if k == 0 {
                 outputs.join(" ")
             } else {
@@ -597,7 +683,10 @@ fn ruler_prediction_files_are_matched_by_their_numeric_index() {
             }
         };
         let line = |v: &serde_json::Value| {
-            format!("{}\n", serde_json::json!({"index": v["index"], "pred": pred(v)}))
+            format!(
+                "{}\n",
+                serde_json::json!({"index": v["index"], "pred": pred(v)})
+            )
         };
         if k == 0 {
             let text: String = lines.iter().map(line).collect();
@@ -624,7 +713,11 @@ fn ruler_prediction_files_are_matched_by_their_numeric_index() {
         .map(|c| s["configs"][c]["overall"]["accuracy"].as_f64().unwrap())
         .collect();
     // Which config is which task's folder: the right answers went to the first folder.
-    let right = if tasks[0].contains("vt") || tasks[0] == "beta" { [0.0, 1.0] } else { [1.0, 0.0] };
+    let right = if tasks[0].contains("vt") || tasks[0] == "beta" {
+        [0.0, 1.0]
+    } else {
+        [1.0, 0.0]
+    };
     assert_eq!(accuracies, right, "{tasks:?} {s}");
     // An index past a task's rows names no row; a file named after no task is refused when
     // the dataset has several.
@@ -637,10 +730,9 @@ fn ruler_prediction_files_are_matched_by_their_numeric_index() {
     .unwrap();
     let o = score_into(&dir, &extra, &t.path().join("s2"));
     assert!(o.status.success(), "{}", stderr(&o));
-    let s: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(t.path().join("s2/scores.json")).unwrap(),
-    )
-    .unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("s2/scores.json")).unwrap())
+            .unwrap();
     assert_eq!(s["coverage"]["predicted"], 1, "{s}");
     assert_eq!(s["unknown"].as_array().unwrap().len(), 1, "{s}");
     let stray = t.path().join("stray.jsonl");
@@ -652,7 +744,10 @@ fn ruler_prediction_files_are_matched_by_their_numeric_index() {
     );
     // A dataset of one config takes a file of any name.
     let one = t.path().join("one");
-    generate(one.to_str().unwrap(), &["vt", "--len", "1k", "--samples", "2"]);
+    generate(
+        one.to_str().unwrap(),
+        &["vt", "--len", "1k", "--samples", "2"],
+    );
     let o = score_into(&one, &stray, &t.path().join("s4"));
     assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -245,11 +245,25 @@ mod tests {
     fn integers_beyond_toml_are_their_digits() {
         let f = parse("seed = 18446744073709551615\nlengths = [1_000, 99999999999999999999]\n[[task]]\ntask = \"niah\"\nsamples = +9223372036854775808\n").unwrap();
         assert_eq!(f.top[0].word, Word::Text("18446744073709551615".into()));
-        assert_eq!(f.top[1].word, Word::Text("1000,99999999999999999999".into()));
-        assert_eq!(f.tasks[0].settings[0].word, Word::Text("9223372036854775808".into()));
+        assert_eq!(
+            f.top[1].word,
+            Word::Text("1000,99999999999999999999".into())
+        );
+        assert_eq!(
+            f.tasks[0].settings[0].word,
+            Word::Text("9223372036854775808".into())
+        );
         assert_eq!(f.tasks[0].settings[0].line, 5);
         // Other refusals of the TOML parser stay, with their line.
-        assert_eq!(parse("seed = 3\nx = 0x1ffffffffffffffff\n").unwrap_err().0, 2);
-        assert_eq!(parse("seed = 3\nx = -99999999999999999999\n").unwrap_err().0, 2);
+        assert_eq!(
+            parse("seed = 3\nx = 0x1ffffffffffffffff\n").unwrap_err().0,
+            2
+        );
+        assert_eq!(
+            parse("seed = 3\nx = -99999999999999999999\n")
+                .unwrap_err()
+                .0,
+            2
+        );
     }
 }

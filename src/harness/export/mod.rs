@@ -413,7 +413,11 @@ pub fn export(
     let reader = prompts::dataset_reader(&dir, &m, chat_override)?;
     let chat = reader.chat.is_some();
     let prefix = format!("needlework_{name}");
-    let own = if harness == "lm-eval" { "lm_eval" } else { harness };
+    let own = if harness == "lm-eval" {
+        "lm_eval"
+    } else {
+        harness
+    };
     // The export replaces its folder as a whole: never one that holds the dataset's data.
     if let Some(data) = m.data_in(own) {
         return Err(usage(format!(
