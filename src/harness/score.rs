@@ -448,10 +448,11 @@ fn check_out(out: &Path, predictions: &[PathBuf]) -> Result<()> {
     }
     let entries =
         std::fs::read_dir(out).map_err(|e| usage(format!("cannot read --out {shown}: {e}")))?;
-    let names: Vec<String> = entries
+    let mut names: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
+    names.sort();
     if names.is_empty() {
         return Ok(());
     }

@@ -395,7 +395,11 @@ fn toml_seeds_take_the_whole_u64_range_as_integers() {
         assert_eq!(got, want, "{seed}");
     }
     // Past u64: refused as the command line refuses it, with the line, never "overflowed".
-    for seed in ["18446744073709551616", "99999999999999999999999"] {
+    for seed in [
+        "18446744073709551616",
+        "99999999999999999999999",
+        "-99999999999999999999",
+    ] {
         let file = suite_file(
             t.path(),
             "big.toml",
