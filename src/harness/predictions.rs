@@ -104,7 +104,14 @@ impl Positions {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let chunk = stem.split('-').next().unwrap_or_default().to_string();
+        // A chunk of RULER's prediction script: the task's name, `-`, the chunk's number (RULER
+        // groups chunks by the name up to their last `-`).
+        let chunk = match stem.rsplit_once('-') {
+            Some((task, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                task.to_string()
+            }
+            _ => stem.clone(),
+        };
         let found = self.configs.iter().find(|(folder, config, _)| {
             [&stem, &chunk].iter().any(|n| *n == folder || *n == config)
         });
