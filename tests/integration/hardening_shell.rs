@@ -323,6 +323,19 @@ fn refusals_name_the_flag_that_gives_the_input() {
         assert!(!stderr(&o).contains("error: haystack"), "{}", stderr(&o));
         assert!(out.join("x.json").exists());
     }
+    // The command itself names its own flag.
+    let o = gen(&[
+        "qa",
+        "--data",
+        &inside("x.json"),
+        "--len",
+        "1k",
+        "--out",
+        out.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_exit2(&o, &["--data ", "is inside --out"], "gen qa");
+    assert!(!stderr(&o).contains("haystack"), "{}", stderr(&o));
 }
 
 #[test]
