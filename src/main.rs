@@ -137,7 +137,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Merge(args) => run::merge::merge(&args.options())?,
         Command::Verify(args) => {
-            dataset_dir(&args.dir)?;
+            // verify checks the directory itself, after the output lock.
             let options = check::verify::VerifyOptions {
                 threads: cli::common::threads(args.threads)?,
                 quiet: args.quiet,

@@ -22,7 +22,7 @@ use crate::check::sealed::Excluded;
 use crate::dataset::files::{check_card, check_file, rows_held, shard_names, unlisted_files};
 use crate::dataset::manifest::{FileEntry, Generator, Manifest, CANARY_NOTICE};
 use crate::dataset::schema::{from_batch, schema};
-use crate::dataset::writer::{writer_properties, Target};
+use crate::dataset::writer::{writer_properties, OutLock, Target};
 use crate::run::find_inputs::rebuild_run;
 use crate::run::find_inputs::InputPaths;
 use crate::run::generate::{cell_at, make_rows, manifest_of, plan_of, write_parts, Plan, Workers};
@@ -104,8 +104,74 @@ pub struct VerifyOptions<'a> {
     pub commands: &'a dyn Commands,
 }
 
-/// Check a dataset; print every problem; return whether it is intact.
+/// The refusal while `dir` is being written: what was read may mix two datasets, so no
+/// mismatch can be told from the rewrite. Bad input (exit 2), never a mismatch.
+fn being_written(dir: &Path, by: &str) -> anyhow::Error {
+    usage(format!(
+        "{} is being written by {by}: verify it when that run has finished",
+        dir.display()
+    ))
+}
+
+/// Which directory and manifest `dir` names: a rewrite (`--force`) puts a new directory, with
+/// a new manifest, in its place.
+fn identity(dir: &Path) -> Option<Vec<u64>> {
+    let d = std::fs::metadata(dir).ok()?;
+    let m = std::fs::metadata(dir.join("manifest.json")).ok()?;
+    let time = |t: std::io::Result<std::time::SystemTime>| {
+        t.ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64)
+    };
+    #[cfg(unix)]
+    let inodes = {
+        use std::os::unix::fs::MetadataExt;
+        vec![d.dev(), d.ino(), m.ino()]
+    };
+    #[cfg(not(unix))]
+    let inodes = vec![time(d.created())];
+    Some([inodes, vec![m.len(), time(m.modified())]].concat())
+}
+
+/// Check a dataset; print every problem; return whether it is intact. A dataset whose output
+/// lock a live gen holds, before or after the check, or that was replaced during it, is
+/// refused as being written (exit 2): what was read may mix two recipes.
 pub fn verify(dir: &Path, options: &VerifyOptions<'_>) -> Result<bool> {
+    if let Some(by) = OutLock::holder(dir) {
+        return Err(being_written(dir, &by));
+    }
+    if !dir.join("manifest.json").exists() {
+        return Err(usage(format!(
+            "{} is not a needlework dataset: it has no manifest.json",
+            dir.display()
+        )));
+    }
+    let before = identity(dir);
+    let outcome = check(dir, options);
+    if let Some(by) = OutLock::holder(dir) {
+        return Err(being_written(dir, &by));
+    }
+    if identity(dir) != before {
+        return Err(being_written(
+            dir,
+            "another gen, which replaced it while it was verified",
+        ));
+    }
+    let verdict = outcome?;
+    for line in &verdict.lines {
+        println!("{line}");
+    }
+    Ok(verdict.ok)
+}
+
+/// What `verify` found: whether the dataset is intact, and the lines saying so.
+struct Verdict {
+    ok: bool,
+    lines: Vec<String>,
+}
+
+/// Check a dataset: every problem, and whether it is intact.
+fn check(dir: &Path, options: &VerifyOptions<'_>) -> Result<Verdict> {
     let VerifyOptions {
         threads,
         quiet,
@@ -165,7 +231,10 @@ pub fn verify(dir: &Path, options: &VerifyOptions<'_>) -> Result<bool> {
         problems.extend(compare_manifest(dir, &expected));
         if problems.is_empty() {
             crate::check::sealed::print_sealed_ok(dir, &expected, &excluded);
-            return Ok(true);
+            return Ok(Verdict {
+                ok: true,
+                lines: Vec::new(),
+            });
         }
         return Ok(report(dir, &problems, None));
     };
@@ -250,29 +319,27 @@ pub fn verify(dir: &Path, options: &VerifyOptions<'_>) -> Result<bool> {
     Ok(report(dir, &problems, Some(&expected)))
 }
 
-/// Print the outcome; whether the dataset is intact.
-fn report(dir: &Path, problems: &[String], expected: Option<&Manifest>) -> bool {
+/// The outcome, in the lines to print.
+fn report(dir: &Path, problems: &[String], expected: Option<&Manifest>) -> Verdict {
     match expected {
-        Some(e) if problems.is_empty() => {
-            println!(
+        Some(e) if problems.is_empty() => Verdict {
+            ok: true,
+            lines: vec![format!(
                 "ok: {} rows of {} regenerate identically, every file byte for byte (dataset hash {})",
                 e.rows,
                 e.configs.join(", "),
                 e.dataset_hash
-            );
-            true
-        }
+            )],
+        },
         _ => {
-            for p in problems {
-                println!("mismatch: {p}");
-            }
-            println!(
+            let mut lines: Vec<String> = problems.iter().map(|p| format!("mismatch: {p}")).collect();
+            lines.push(format!(
                 "FAILED: {} problem(s) in {} ({} rows regenerated)",
                 problems.len(),
                 dir.display(),
                 expected.map_or(0, |e| e.rows)
-            );
-            false
+            ));
+            Verdict { ok: false, lines }
         }
     }
 }

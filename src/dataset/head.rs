@@ -55,11 +55,42 @@ pub struct Head {
     pub suite: Option<Suite>,
 }
 
+/// Folders that `gen export`, `gen score` and later tools write into a dataset: not data, and
+/// left out of `verify`; no config may take one of these names.
+pub const NOT_DATA: &[&str] = &["inspect", "lm_eval", "opencompass", "ruler", "scores"];
+
 /// Config names: letters, digits and underscores (they become folder, YAML and Python names).
 pub fn valid_config(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Why config `name` cannot stand beside `earlier` configs of one dataset, if it cannot: the
+/// index of the earlier config it collides with (the same name, or one differing only in case:
+/// one folder on case-insensitive file systems and on the Hub), or none when it names a folder
+/// gen writes into every dataset ([`NOT_DATA`], in any case), which `gen export` and
+/// `gen score` would replace with their own files.
+pub fn config_clash(name: &str, earlier: &[&str]) -> Option<(Option<usize>, String)> {
+    if let Some(reserved) = NOT_DATA.iter().find(|r| r.eq_ignore_ascii_case(name)) {
+        return Some((
+            None,
+            format!(
+                "config name '{name}' is reserved: gen export and gen score write the folder {reserved}/ into a dataset (reserved: {})",
+                NOT_DATA.join(", ")
+            ),
+        ));
+    }
+    let i = earlier.iter().position(|e| e.eq_ignore_ascii_case(name))?;
+    let why = if earlier[i] == name {
+        format!("config '{name}' is made twice")
+    } else {
+        format!(
+            "config '{name}' differs from config '{}' only in case, so both would be one folder on case-insensitive file systems and on the Hub",
+            earlier[i]
+        )
+    };
+    Some((Some(i), why))
 }
 
 /// Check a suite's recorded entries as `verify` reads them back: every config named once, and
@@ -103,8 +134,9 @@ pub fn check_recorded(s: &Suite) -> Result<(), String> {
             return Err("a suite entry's config name is not one gen suite gives".into());
         }
         for c in made {
-            if seen.contains(&c) {
-                return Err(format!("config '{c}' is made by two suite entries"));
+            let earlier: Vec<&str> = seen.iter().map(String::as_str).collect();
+            if let Some((_, why)) = config_clash(&c, &earlier) {
+                return Err(format!("{why}, which gen suite refuses"));
             }
             seen.push(c);
         }

@@ -14,9 +14,7 @@ use crate::run::recipe::Recipe;
 /// Our wording of the canary convention.
 pub const CANARY_NOTICE: &str = "This is evaluation data made by needlework. It must never be used to train a model or be included in a training corpus. Filter out any document containing this canary GUID.";
 
-/// Folders that `gen export`, `gen score` and later tools write into a dataset: not data, and
-/// left out of `verify`.
-pub const NOT_DATA: &[&str] = &["inspect", "lm_eval", "opencompass", "ruler", "scores"];
+pub use crate::dataset::head::NOT_DATA;
 
 /// Largest manifest read (one of a million files is a few hundred MiB).
 pub const MAX_MANIFEST_BYTES: u64 = 512 << 20;
@@ -105,6 +103,49 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// A dataset of another format is named, never read as this one (its files may lack
+    /// columns, its rows mean what that format made): `doing` (`cannot export`,
+    /// `--disjoint-from`) with the format, today's format and the release that made it, as
+    /// `verify` names it. Bad input: exit 2.
+    pub fn check_format(&self, dir: &Path, doing: &str) -> Result<()> {
+        let ours = needlework_generators::FORMAT_VERSION;
+        let theirs = self.generator.format_version;
+        if theirs == ours {
+            return Ok(());
+        }
+        let release = if self.generator.version.is_empty() {
+            String::new()
+        } else {
+            format!(": use needlework {}", self.generator.version.escape_debug())
+        };
+        Err(crate::usage::usage(format!(
+            "{doing} {}: it was made with needlework format {theirs}, this gen reads format {ours} datasets only{release}, or remake it with this gen from its recorded command",
+            dir.display()
+        )))
+    }
+
+    /// A config or listed file (shard, mirror) that lives in the dataset's folder `folder`,
+    /// compared without case (one folder on case-insensitive file systems): a tool that
+    /// replaces that folder (`gen export`, `gen score`) would destroy data, and must refuse.
+    pub fn data_in(&self, folder: &str) -> Option<String> {
+        let inside = |path: &str| {
+            path.split('/')
+                .next()
+                .is_some_and(|top| top.eq_ignore_ascii_case(folder))
+        };
+        self.configs
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(folder))
+            .map(|c| format!("its config {c}"))
+            .or_else(|| {
+                self.files
+                    .iter()
+                    .chain(&self.mirrors)
+                    .find(|f| inside(&f.path))
+                    .map(|f| format!("its data file {}", f.path))
+            })
+    }
+
     /// This build, as a manifest records it.
     pub fn generator() -> Generator {
         Generator {

@@ -146,6 +146,24 @@ impl OutLock {
         )))
     }
 
+    /// Who is writing `out` now, if anyone: the live PID holding its lock, in words (a lock
+    /// that holds no PID yet is a writer starting). Readers (`verify`) honour it: what they
+    /// read while it is held may mix two datasets.
+    pub fn holder(out: &Path) -> Option<String> {
+        let mut spellings = vec![out.to_path_buf()];
+        spellings.extend(out.canonicalize().ok());
+        spellings.into_iter().find_map(|spelled| {
+            let (parent, name) = parent_and_name(&spelled);
+            let path = parent.join(format!(".{name}.lock"));
+            let text = fs::read_to_string(&path).ok()?;
+            match text.trim().parse::<u32>() {
+                Ok(pid) if pid_alive(pid, modified(&path)) => Some(format!("gen (PID {pid})")),
+                Ok(_) => None,
+                Err(_) => Some(format!("a gen whose lock {} holds no PID", path.display())),
+            }
+        })
+    }
+
     /// Remove what killed runs left next to `out` (we hold the lock, so no other gen is
     /// writing it): staging folders `.NAME.tmp-PID` of dead processes, and set-aside
     /// folders `.NAME.old[-PID]`. A set-aside folder while `out` is missing is the previous

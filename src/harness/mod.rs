@@ -4,6 +4,7 @@
 pub mod export;
 pub mod heatmap;
 pub mod inspect;
+pub mod predictions;
 pub mod prompts;
 pub mod score;
 pub mod tally;

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -23,6 +23,7 @@ use crate::dataset::manifest::Manifest;
 use crate::dataset::parquet_read::{Columns, ParquetFile};
 use crate::dataset::schema::parse_metric;
 use crate::harness::heatmap;
+use crate::harness::predictions::{prediction_files, read_all_predictions, Positions, RowAt};
 use crate::harness::tally::{GridScore, Tally};
 use crate::usage::usage;
 use needlework_generators::identity::CONTROL_VARIANT_SUFFIX;
@@ -144,9 +145,11 @@ const GOLD_COLUMNS: [&str; 12] = [
     "depth_percent",
 ];
 
-/// Every row's gold fields, in dataset order; a repeated id keeps its last row.
-fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
+/// Every row's gold fields, in dataset order (a repeated id keeps its last row), and every
+/// row's (config, split, id) in dataset order, repeats included, as positions count them.
+fn gold_rows(dir: &Path, m: &Manifest) -> Result<(Vec<GoldRow>, Vec<RowAt>)> {
     let mut out: Vec<GoldRow> = Vec::new();
+    let mut order = Vec::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for f in &m.files {
         let path = dir.join(&f.path);
@@ -186,6 +189,7 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
                     input_chars: input.value(i).chars().count(),
                     control: variant.value(i).ends_with(CONTROL_VARIANT_SUFFIX),
                 };
+                order.push((f.config.clone(), f.split.clone(), row.id.clone()));
                 match seen.get(&row.id) {
                     Some(&k) => out[k] = row,
                     None => {
@@ -196,135 +200,7 @@ fn gold_rows(dir: &Path, m: &Manifest) -> Result<Vec<GoldRow>> {
             }
         }
     }
-    Ok(out)
-}
-
-/// The (id, prediction) of one line of a predictions file: ours (`id`, `prediction`),
-/// RULER's (`others.id` as `gen export ruler` writes it, else `index`; `pred`) or
-/// lm-evaluation-harness's `--log_samples` (`doc.id`, `filtered_resps`). The first of `id`,
-/// `others.id`, `doc.id` and `index` that is a string names the row (RULER's own rows carry a
-/// number in `index`, which then names it).
-fn parse_prediction(v: &Value) -> Option<(String, String)> {
-    let named = [&v["id"], &v["others"]["id"], &v["doc"]["id"], &v["index"]];
-    let id = match named.iter().find_map(|x| x.as_str()) {
-        Some(s) => s.to_string(),
-        None => match &v["index"] {
-            Value::Number(n) => n.to_string(),
-            _ => return None,
-        },
-    };
-    let text = |x: &Value| -> Option<String> {
-        match x {
-            Value::String(s) => Some(s.clone()),
-            Value::Array(a) => a.first().and_then(|y| match y {
-                Value::String(s) => Some(s.clone()),
-                Value::Array(b) => b.first().and_then(Value::as_str).map(str::to_string),
-                _ => None,
-            }),
-            _ => None,
-        }
-    };
-    let prediction = [
-        "prediction",
-        "pred",
-        "filtered_resps",
-        "resps",
-        "response",
-        "output",
-    ]
-    .iter()
-    .find_map(|k| text(&v[*k]))?;
-    Some((id, prediction))
-}
-
-/// Largest predictions file read: far more than any dataset's answers need.
-const MAX_PREDICTION_BYTES: u64 = 2 << 30;
-
-/// The files `--predictions` names: each file as given, each directory as its `*.jsonl` files
-/// in name order (RULER writes one `<task>.jsonl` per task into its prediction folder).
-fn prediction_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for path in paths {
-        if !path.is_dir() {
-            out.push(path.clone());
-            continue;
-        }
-        let entries = std::fs::read_dir(path)
-            .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        if files.is_empty() {
-            return Err(usage(format!(
-                "invalid --predictions {}: the directory holds no .jsonl file",
-                path.display()
-            )));
-        }
-        files.sort();
-        out.extend(files);
-    }
-    if out.is_empty() {
-        return Err(usage(
-            "--predictions: expected at least one file or directory",
-        ));
-    }
-    Ok(out)
-}
-
-/// Every prediction of `files`, by row id; an id predicted twice (in one file or across
-/// files) is refused.
-fn read_all_predictions(files: &[PathBuf]) -> Result<BTreeMap<String, String>> {
-    let mut out = BTreeMap::new();
-    for file in files {
-        read_predictions(file, &mut out)?;
-    }
-    Ok(out)
-}
-
-fn read_predictions(path: &Path, out: &mut BTreeMap<String, String>) -> Result<()> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
-    if !meta.is_file() || meta.len() > MAX_PREDICTION_BYTES {
-        return Err(usage(format!(
-            "invalid --predictions {}: expected a regular JSON Lines file of at most {} MiB",
-            path.display(),
-            MAX_PREDICTION_BYTES >> 20
-        )));
-    }
-    let file = File::open(path)
-        .map_err(|e| usage(format!("cannot read --predictions {}: {e}", path.display())))?;
-    let reader = BufReader::new(std::io::Read::take(file, MAX_PREDICTION_BYTES));
-    for (n, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| {
-            usage(format!(
-                "invalid --predictions {} line {}: {e} (expected UTF-8 JSON Lines)",
-                path.display(),
-                n + 1
-            ))
-        })?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let bad = || {
-            usage(format!(
-                "invalid --predictions {} line {}: expected a JSON object with \"id\" and \"prediction\" (or RULER's others.id or index with pred, or lm-eval's doc.id/filtered_resps)",
-                path.display(),
-                n + 1
-            ))
-        };
-        let v: Value = serde_json::from_str(&line).map_err(|_| bad())?;
-        let (id, prediction) = parse_prediction(&v).ok_or_else(bad)?;
-        if out.insert(id.clone(), prediction).is_some() {
-            return Err(usage(format!(
-                "invalid --predictions {}: id {id} appears twice (line {}); one prediction per row",
-                path.display(),
-                n + 1
-            )));
-        }
-    }
-    Ok(())
+    Ok((out, order))
 }
 
 /// One line of `rows.json`: the verdict on one dataset row.
@@ -350,8 +226,9 @@ struct RowScore<'a> {
 pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) -> Result<Scores> {
     let m = Manifest::read(dir).map_err(|e| usage(format!("{e:#}")))?;
     let files = prediction_files(predictions)?;
-    let preds = read_all_predictions(&files)?;
-    let gold = gold_rows(dir, &m)?;
+    check_out(out, &files)?;
+    let (gold, order) = gold_rows(dir, &m)?;
+    let preds = read_all_predictions(&files, &Positions::of(&m, &order))?;
     let ids: BTreeSet<&str> = gold.iter().map(|g| g.id.as_str()).collect();
     let unknown: Vec<String> = preds
         .keys()
@@ -458,10 +335,17 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
     // An --out that cannot be made (below a file, /proc/x, not ours to write) is bad input.
     std::fs::create_dir_all(out)
         .map_err(|e| usage(format!("cannot create --out {}: {e}", out.display())))?;
-    std::fs::write(
-        out.join("scores.json"),
-        serde_json::to_string_pretty(&scores)? + "\n",
-    )?;
+    // A folder we may not write into (read-only, another user's) is bad input, as one that
+    // cannot be made is; running out of space stays a runtime failure.
+    let path = out.join("scores.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&scores)? + "\n").map_err(|e| {
+        use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+        if matches!(e.kind(), PermissionDenied | ReadOnlyFilesystem) {
+            usage(format!("cannot write into --out {}: {e}", out.display()))
+        } else {
+            anyhow::Error::new(e).context(format!("cannot write {}", path.display()))
+        }
+    })?;
     write_rows(&out.join("rows.json"), &verdicts)?;
     for (config, c) in &scores.configs {
         if c.overall.rows > 0 {
@@ -493,6 +377,97 @@ pub fn score(dir: &Path, predictions: &[PathBuf], out: &Path, options: Options) 
         eprintln!("wrote {}", out.join("scores.json").display());
     }
     Ok(scores)
+}
+
+/// `p` made absolute with every existing part resolved (links, `..`), so two spellings of one
+/// place compare equal even where its last parts do not exist yet.
+fn resolved(p: &Path) -> PathBuf {
+    let abs = std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p));
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |r, part| r.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Whether `name` is a file `gen score` writes into its `--out`.
+fn is_score_file(name: &str) -> bool {
+    name == "scores.json"
+        || name == "rows.json"
+        || (name.starts_with("heatmap_") && (name.ends_with(".svg") || name.ends_with(".png")))
+}
+
+/// `--out` receives `scores.json`, `rows.json` and heatmaps, overwriting files of those names:
+/// it must hold no predictions file being read, be no dataset, lie in none except as a
+/// dataset's own `scores/` (when no config holds data there), and, when it is not empty, hold
+/// only what an earlier `gen score` wrote there.
+fn check_out(out: &Path, predictions: &[PathBuf]) -> Result<()> {
+    let shown = out.display();
+    let real = resolved(out);
+    if let Some(p) = predictions.iter().find(|p| resolved(p).starts_with(&real)) {
+        return Err(usage(format!(
+            "--out {shown} holds the predictions file {}, which the scores could overwrite: choose another --out",
+            p.display()
+        )));
+    }
+    for (depth, above) in real.ancestors().enumerate() {
+        if !above.join("manifest.json").is_file() {
+            continue;
+        }
+        if depth == 0 {
+            return Err(usage(format!(
+                "--out {shown} is a dataset: the scores would be written among its files; choose another --out (the default is the dataset's scores/)"
+            )));
+        }
+        let own_scores = depth == 1 && real.file_name().is_some_and(|n| n == "scores");
+        if !own_scores {
+            return Err(usage(format!(
+                "--out {shown} lies inside the dataset {}: write the scores to its scores/ (the default) or outside it",
+                above.display()
+            )));
+        }
+        let m = Manifest::read(above).map_err(|e| usage(format!("--out {shown}: {e:#}")))?;
+        if let Some(data) = m.data_in("scores") {
+            return Err(usage(format!(
+                "--out {shown} would be written over the dataset {}'s data: its scores/ holds {data}; choose another --out",
+                above.display()
+            )));
+        }
+    }
+    if !out.is_dir() {
+        return Ok(());
+    }
+    let entries =
+        std::fs::read_dir(out).map_err(|e| usage(format!("cannot read --out {shown}: {e}")))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        return Ok(());
+    }
+    let ours = std::fs::read(out.join("scores.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .is_some_and(|v| v.get("dataset_hash").is_some() && v.get("overall").is_some());
+    let holds = match names.iter().find(|n| !is_score_file(n)) {
+        Some(foreign) => foreign.clone(),
+        None if ours => return Ok(()),
+        None => format!("{} without gen score's scores.json", names.join(", ")),
+    };
+    Err(usage(format!(
+        "--out {shown} is not empty and was not written by gen score (it holds {holds}): choose an empty or new folder"
+    )))
 }
 
 /// `rows.json`: a JSON array with one row's verdict per line, in dataset order (not `.jsonl`:
@@ -586,36 +561,5 @@ fn print_table(s: &Scores) {
         println!(
             "ruler: RULER's partial credit (fraction of gold items present, as its string_match_all) for all/any rows, in %; no echo rule"
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn prediction_formats() {
-        let ours = json!({"id": "ab12", "prediction": "x"});
-        assert_eq!(parse_prediction(&ours), Some(("ab12".into(), "x".into())));
-        let ruler = json!({"index": "ab12", "pred": "y", "outputs": ["z"]});
-        assert_eq!(parse_prediction(&ruler), Some(("ab12".into(), "y".into())));
-        // `gen export ruler` rows come back from RULER's call_api with their position in
-        // `index` and our id in `others.id`.
-        let exported = json!({"index": 3, "pred": "y", "others": {"id": "ab12"}});
-        assert_eq!(
-            parse_prediction(&exported),
-            Some(("ab12".into(), "y".into()))
-        );
-        let plain = json!({"index": 3, "pred": "y", "others": {}});
-        assert_eq!(parse_prediction(&plain), Some(("3".into(), "y".into())));
-        let lm_eval =
-            json!({"doc_id": 3, "doc": {"id": "ab12"}, "resps": [["r"]], "filtered_resps": ["f"]});
-        assert_eq!(
-            parse_prediction(&lm_eval),
-            Some(("ab12".into(), "f".into()))
-        );
-        assert_eq!(parse_prediction(&json!({"prediction": "x"})), None);
-        assert_eq!(parse_prediction(&json!({"id": "a"})), None);
     }
 }

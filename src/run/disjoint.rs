@@ -58,6 +58,8 @@ pub fn keys_of(task: &dyn Task, instance: &Instance) -> Vec<String> {
 pub fn dataset_keys(dir: &Path) -> Result<BTreeSet<String>> {
     let m = Manifest::read(dir)
         .map_err(|e| usage(format!("--disjoint-from {}: {e:#}", dir.display())))?;
+    // Identity keys are read from rows as this format makes them.
+    m.check_format(dir, "--disjoint-from")?;
     let recipes: Vec<(Option<String>, &crate::run::recipe::Recipe)> = match &m.suite {
         Some(s) => s
             .entries

@@ -93,13 +93,20 @@ pub fn make_rows(plan: &Plan, task: &dyn Task, cell: &Cell) -> Result<Vec<Row>> 
 /// The refusal when no draw of an instance avoids the excluded datasets.
 fn exhausted(task: &dyn Task, cell: &Cell, draws: u64, why: &str) -> anyhow::Error {
     usage(format!(
-        "--disjoint-from: no instance of {} {} at length {}, depth {:?}, sample {} avoids the excluded datasets' instances after {draws} draws{why}: the space of instances these options allow is too small",
+        "--disjoint-from: no instance of {} {} at {} avoids the excluded datasets' instances after {draws} draws{why}: the space of instances these options allow is too small",
         task.name(),
         task.variant(),
-        cell.length,
-        cell.depth,
-        cell.sample
+        place(cell)
     ))
+}
+
+/// Where an instance is, in the command line's words: `length 2048, depth 50%, sample 0`
+/// (no depth for tasks without a haystack).
+fn place(cell: &Cell) -> String {
+    match cell.depth {
+        Some(d) => format!("length {}, depth {d}%, sample {}", cell.length, cell.sample),
+        None => format!("length {}, sample {}", cell.length, cell.sample),
+    }
 }
 
 /// A row of `instance`, with its identity.
@@ -137,13 +144,7 @@ fn row(
 /// Generate the instance at `cell`; a refusal of what the user asked for is bad input.
 fn generate_one(task: &dyn Task, run: &Run, cell: &Cell) -> Result<Instance> {
     task.generate(run, cell).map_err(|e| {
-        let at = format!(
-            "generating {} at length {}, depth {:?}, sample {}",
-            task.name(),
-            cell.length,
-            cell.depth,
-            cell.sample
-        );
+        let at = format!("generating {} at {}", task.name(), place(cell));
         match e {
             // What the user asked for (a corpus, a length, a parameter) cannot make this
             // instance: bad input, exit 2.

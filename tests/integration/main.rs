@@ -9,6 +9,7 @@ mod formats;
 mod fresh;
 mod fuzz;
 mod golden;
+mod hardening_shell;
 mod layering;
 mod lengthgen;
 mod minimums;

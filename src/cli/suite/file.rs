@@ -151,10 +151,40 @@ fn settings(text: &str, table: &Table, skip: &[&str]) -> Result<Vec<Setting>, (u
     Ok(out)
 }
 
+/// TOML integers are 64-bit signed, but a seed is any u64 (`seed = 18446744073709551615`
+/// works on the command line): a decimal integer literal too large for TOML is read as its
+/// digits, a word the option's own parser then takes or refuses as it would on the command
+/// line. Anything else the TOML parser refuses stays refused, with its line.
+/// Returns the document and the text it was parsed from (the same lines, so spans give lines).
+fn parse_document(text: &str) -> Result<(Document<String>, String), (usize, String)> {
+    let mut text = text.to_string();
+    loop {
+        let e = match Document::parse(text.clone()) {
+            Ok(doc) => return Ok((doc, text)),
+            Err(e) => e,
+        };
+        let refused = (line_of(&text, e.span()), e.message().trim().to_string());
+        let Some(span) = e.span().filter(|_| e.message().contains("overflow")) else {
+            return Err(refused);
+        };
+        // The literal at the span: a sign, digits and underscores, nothing else.
+        let literal = text.get(span.clone()).unwrap_or_default();
+        let (sign, unsigned) = match literal.strip_prefix('-') {
+            Some(rest) => ("-", rest),
+            None => ("", literal.strip_prefix('+').unwrap_or(literal)),
+        };
+        let digits = unsigned.replace('_', "");
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(refused);
+        }
+        text.replace_range(span, &format!("\"{sign}{digits}\""));
+    }
+}
+
 /// Parse a suite's TOML (no meaning checked yet beyond its shape). Errors carry their line.
 pub fn parse(text: &str) -> Result<SuiteFile, (usize, String)> {
-    let doc = Document::parse(text)
-        .map_err(|e| (line_of(text, e.span()), e.message().trim().to_string()))?;
+    let (doc, text) = parse_document(text)?;
+    let text = text.as_str();
     let root = doc.as_table();
     let top = settings(text, root, &["task"])?;
     let mut tasks = Vec::new();
@@ -213,5 +243,28 @@ mod tests {
         assert_eq!(f.top[0].word, Word::List(vec!["a,b".into(), "c".into()]));
         let e = parse("seed = 3\nseed = 4\n").unwrap_err();
         assert_eq!(e.0, 2, "{e:?}");
+    }
+
+    #[test]
+    fn integers_beyond_toml_are_their_digits() {
+        let f = parse("seed = 18446744073709551615\nlengths = [1_000, 99999999999999999999]\n[[task]]\ntask = \"niah\"\nsamples = +9223372036854775808\n").unwrap();
+        assert_eq!(f.top[0].word, Word::Text("18446744073709551615".into()));
+        assert_eq!(
+            f.top[1].word,
+            Word::Text("1000,99999999999999999999".into())
+        );
+        assert_eq!(
+            f.tasks[0].settings[0].word,
+            Word::Text("9223372036854775808".into())
+        );
+        assert_eq!(f.tasks[0].settings[0].line, 5);
+        // Other refusals of the TOML parser stay, with their line.
+        assert_eq!(
+            parse("seed = 3\nx = 0x1ffffffffffffffff\n").unwrap_err().0,
+            2
+        );
+        // A negative one too: the option's parser refuses it in its own words.
+        let f = parse("seed = -99999999999999999999\n[[task]]\ntask = \"niah\"\n").unwrap();
+        assert_eq!(f.top[0].word, Word::Text("-99999999999999999999".into()));
     }
 }

@@ -17,13 +17,13 @@ use needlework_generators::tasks;
 
 use crate::cli::common::{threads, ShardArgs};
 use crate::cli::{Cli, Command};
-use crate::dataset::head::{valid_config, Skipped, Suite, SuiteEntry};
+use crate::dataset::head::{config_clash, valid_config, Skipped, Suite, SuiteEntry};
 use crate::run::fresh::Fresh;
 use crate::run::paths;
 use crate::run::prepare::{check_out, entry_of, plan, Entry, InputNames, Job};
 use crate::run::recipe::{build_parts, derived_canary, BUILTIN_HAYSTACKS};
 use crate::run::shard::Shard;
-use crate::tasks::{flag_of, task_ids, worded};
+use crate::tasks::{flag_of, flags_of, task_ids, worded};
 use crate::usage::{usage, UsageError};
 use file::{parse, Setting, SuiteFile, Word, BUILTIN_SUITES, PLACEHOLDERS};
 use options::{fresh_options, overrides, public_seed, suite_command};
@@ -228,6 +228,22 @@ fn key_flag(task: &str, key: &str) -> String {
         "--len".into()
     } else {
         flag_of(task, key)
+    }
+}
+
+/// A config name `c` may join the `earlier` ones (each with its [[task]]'s line) unless it
+/// names the same folder as one of them — the same name, or one differing only in case, which
+/// case-insensitive file systems and the Hub take for one — or a folder gen writes into every
+/// dataset (export's and score's), which would replace its data.
+fn check_config_name(c: &str, earlier: &[(String, usize)]) -> std::result::Result<(), String> {
+    let names: Vec<&str> = earlier.iter().map(|(n, _)| n.as_str()).collect();
+    match config_clash(c, &names) {
+        None => Ok(()),
+        Some((Some(i), why)) => Err(format!(
+            "{why} (the config of the [[task]] at line {}): give one of them another name",
+            earlier[i].1
+        )),
+        Some((None, why)) => Err(format!("{why}: give the config another name")),
     }
 }
 
@@ -467,11 +483,7 @@ fn expand(
             .next()
             .unwrap_or(made)
         {
-            if let Some((_, line)) = configs.iter().find(|(o, _)| *o == c) {
-                return Err(here(format!(
-                    "config '{c}' is made twice (also by the [[task]] at line {line}): give one of them another name"
-                )));
-            }
+            check_config_name(&c, &configs).map_err(here)?;
             configs.push((c, spec.line));
         }
         entries.push(entry);
@@ -543,12 +555,17 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
     inputs.extend(a.qa2_data.iter().map(|q| ("--qa2-data", q.clone())));
     for e in &entries {
         let r = &e.recipe;
+        // Each input named by the flag that gives it (qa's haystack is its --data file).
         if !BUILTIN_HAYSTACKS.contains(&r.haystack.as_str()) {
-            inputs.push(("haystack", r.haystack.clone()));
+            inputs.push((flags_of(&r.options).haystack_flag, r.haystack.clone()));
         }
-        inputs.push(("template", r.template.clone()));
-        inputs.push(("tokenizer", r.tokenizer.clone()));
-        inputs.extend(r.chat_template.iter().map(|c| ("chat template", c.clone())));
+        inputs.push(("--template", r.template.clone()));
+        inputs.push(("--tokenizer", r.tokenizer.clone()));
+        inputs.extend(
+            r.chat_template
+                .iter()
+                .map(|c| ("--chat-template", c.clone())),
+        );
     }
     let lock = check_out(&out, a.force, &inputs)?;
     // Every check has passed: a newly drawn seed is kept now, before any row is written.

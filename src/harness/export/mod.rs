@@ -37,6 +37,18 @@ const INSPECT_PY: &str = include_str!("../../../exports/inspect_task.py");
 const OPENCOMPASS_MODULE_PY: &str = include_str!("../../../exports/opencompass_module.py");
 const OPENCOMPASS_CONFIG_PY: &str = include_str!("../../../exports/opencompass_config.py");
 
+/// Each config of `m` with the name of its folder in `gen export ruler`'s layout (RULER's
+/// task where the config reproduces one), in manifest order: RULER's prediction files are
+/// named after those folders, and their numeric `index` counts rows within one.
+pub fn ruler_folders(m: &Manifest) -> Vec<(String, String)> {
+    let names = ruler::names(&m.configs, m);
+    m.configs
+        .iter()
+        .cloned()
+        .zip(names.into_iter().map(|(n, _)| n))
+        .collect()
+}
+
 /// The harnesses `gen export` writes for.
 const HARNESSES: [&str; 4] = ["lm-eval", "inspect", "opencompass", "ruler"];
 
@@ -329,12 +341,19 @@ fn replace_folder(
 ) -> Result<PathBuf> {
     let target = dir.join(folder);
     let staging = dir.join(format!(".{folder}.tmp"));
+    // A dataset we may not write into (read-only, another user's) is bad input, as an
+    // unwritable --out is: exit 2, before anything is written.
+    let unwritable = |e: std::io::Error| {
+        usage(format!(
+            "cannot export into {}: cannot create {} ({e})",
+            dir.display(),
+            staging.display()
+        ))
+    };
     if staging.exists() {
-        std::fs::remove_dir_all(&staging)
-            .with_context(|| format!("cannot remove {}", staging.display()))?;
+        std::fs::remove_dir_all(&staging).map_err(unwritable)?;
     }
-    std::fs::create_dir_all(&staging)
-        .with_context(|| format!("cannot create {}", staging.display()))?;
+    std::fs::create_dir_all(&staging).map_err(unwritable)?;
     if let Err(e) = write(&staging) {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
@@ -388,24 +407,38 @@ pub fn export(
         .with_context(|| format!("cannot resolve {}", dir.display()))?;
     let name = dataset_name(&dir, name)?;
     let m = Manifest::read(&dir)?;
+    m.check_format(&dir, "cannot export")?;
     check_manifest(&m)?;
     let infos = config_infos(&dir, &m)?;
     let reader = prompts::dataset_reader(&dir, &m, chat_override)?;
     let chat = reader.chat.is_some();
     let prefix = format!("needlework_{name}");
+    let own = if harness == "lm-eval" {
+        "lm_eval"
+    } else {
+        harness
+    };
+    // The export replaces its folder as a whole: never one that holds the dataset's data.
+    if let Some(data) = m.data_in(own) {
+        return Err(usage(format!(
+            "cannot export {harness} into {}: the export replaces {own}/, which holds {data}; remake the dataset with another config name",
+            dir.display()
+        )));
+    }
     let folder = match harness {
-        "lm-eval" => replace_folder(&dir, "lm_eval", |out| {
+        "lm-eval" => replace_folder(&dir, own, |out| {
             prompts::write_chat_turns(out, &dir, &m, &reader)?;
             lm_eval::write(out, &dir, &m, &infos, &name, chat)
         })?,
-        "inspect" => replace_folder(&dir, "inspect", |out| inspect(out, &m, &infos, &reader))?,
-        "opencompass" => replace_folder(&dir, "opencompass", |out| {
+        "inspect" => replace_folder(&dir, own, |out| inspect(out, &m, &infos, &reader))?,
+        "opencompass" => replace_folder(&dir, own, |out| {
             prompts::write_chat_turns(out, &dir, &m, &reader)?;
             opencompass::write(out, &dir, &m, &infos, &name)
         })?,
         _ => {
-            let names = ruler::names(&infos, &m);
-            let folder = replace_folder(&dir, "ruler", |out| {
+            let configs: Vec<String> = infos.iter().map(|i| i.name.clone()).collect();
+            let names = ruler::names(&configs, &m);
+            let folder = replace_folder(&dir, own, |out| {
                 let folders: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
                 ruler::write(out, &infos, &folders, &reader)
             })?;

@@ -20,7 +20,7 @@ use crate::run::recipe::Recipe;
 /// The RULER task a config reproduces, by its task's structure over its recipe's haystack
 /// ([`Task::ruler_task`]): the config's entry in a suite (whose name it carries) or the
 /// manifest's one recipe.
-fn ruler_task_for(info: &ConfigInfo, m: &Manifest) -> Option<&'static str> {
+fn ruler_task_for(wanted: &str, m: &Manifest) -> Option<&'static str> {
     let entries: Vec<(Option<&str>, &Recipe)> = match &m.suite {
         Some(s) => s
             .entries
@@ -33,7 +33,7 @@ fn ruler_task_for(info: &ConfigInfo, m: &Manifest) -> Option<&'static str> {
         for part in recipe.options.parts().ok()? {
             let task = part.task.as_ref();
             let name = config.map_or_else(|| recipe.config_name(task), str::to_string);
-            if name == info.name {
+            if name == wanted {
                 return task.ruler_task(RulerHaystack::of(&recipe.haystack));
             }
         }
@@ -44,10 +44,10 @@ fn ruler_task_for(info: &ConfigInfo, m: &Manifest) -> Option<&'static str> {
 /// The name of each config's folder in RULER's layout: its RULER task where it reproduces one
 /// and no other config claims the same task, else its own name (config names are plain, so
 /// they never hold the `-` that RULER's prediction-chunk merging splits on).
-pub(super) fn names(infos: &[ConfigInfo], m: &Manifest) -> Vec<(String, bool)> {
-    let mut names: Vec<String> = infos
+pub(super) fn names(configs: &[String], m: &Manifest) -> Vec<(String, bool)> {
+    let mut names: Vec<String> = configs
         .iter()
-        .map(|i| ruler_task_for(i, m).map_or_else(|| i.name.clone(), str::to_string))
+        .map(|c| ruler_task_for(c, m).map_or_else(|| c.clone(), str::to_string))
         .collect();
     // A name two configs would share goes back to the configs' own names (which are unique),
     // until no name is shared.
@@ -62,18 +62,18 @@ pub(super) fn names(infos: &[ConfigInfo], m: &Manifest) -> Vec<(String, bool)> {
             .map(|(n, _)| n.to_string())
             .collect();
         let mut changed = false;
-        for (n, info) in names.iter_mut().zip(infos) {
-            if shared.contains(n) && *n != info.name {
-                *n = info.name.clone();
+        for (n, config) in names.iter_mut().zip(configs) {
+            if shared.contains(n) && n != config {
+                *n = config.clone();
                 changed = true;
             }
         }
         if !changed {
             return names
                 .into_iter()
-                .zip(infos)
-                .map(|(n, i)| {
-                    let ruler = ruler_task_for(i, m) == Some(n.as_str());
+                .zip(configs)
+                .map(|(n, c)| {
+                    let ruler = ruler_task_for(c, m) == Some(n.as_str());
                     (n, ruler)
                 })
                 .collect();
