@@ -39,6 +39,7 @@
 pub mod choice;
 pub mod chat;
 pub mod fit;
+pub mod guard;
 pub mod hash;
 pub mod haystack;
 pub mod identity;

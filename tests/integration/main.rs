@@ -9,6 +9,7 @@ mod formats;
 mod fresh;
 mod fuzz;
 mod golden;
+mod hardening_templates;
 mod layering;
 mod lengthgen;
 mod needlechain;

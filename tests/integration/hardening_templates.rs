@@ -1,0 +1,45 @@
+//! Templates and tokenizer files an adversary writes: growth that must stop by size, parsers
+//! that must not panic, chat templates that must be read as transformers reads them (an
+//! always-open assistant turn, macros, `strftime_now` on the recorded date) or refused.
+
+use std::path::Path;
+
+use crate::common::*;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// A tokenizer.json whose components panic inside `tokenizers` is a malformed file: one
+/// line, exit 2, no backtrace.
+#[test]
+fn tokenizer_files_that_panic_the_parser_are_refused_in_one_line() {
+    let t = tmp();
+    let base: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("tokenizer-metaspace.json")).unwrap(),
+    )
+    .unwrap();
+    for (i, map) in ["", "not base64!", "AAAA"].iter().enumerate() {
+        let mut json = base.clone();
+        json["normalizer"] =
+            serde_json::json!({"type": "Precompiled", "precompiled_charsmap": map});
+        let file = write(t.path(), &format!("tok{i}.json"), &json.to_string());
+        let out = out_arg(t.path(), &format!("o{i}"));
+        let res = gen(&["niah", "--len", "1k", "--tokenizer", &file, "--out", &out]);
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        if res.status.success() {
+            // A charsmap that happens to parse gives a usable tokenizer.
+            continue;
+        }
+        assert_eq!(res.status.code(), Some(2), "{map:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{map:?}: {stderr}");
+        assert!(
+            stderr.contains("not a valid Hugging Face tokenizer.json"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(!Path::new(&out).exists());
+    }
+}
