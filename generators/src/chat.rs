@@ -13,6 +13,8 @@ use minijinja::value::{Kwargs, Value};
 use minijinja::{Environment, Error, ErrorKind};
 use thiserror::Error;
 
+use crate::jinja::{Bounded, Whitespace};
+
 /// A chat template that cannot be used.
 #[derive(Debug, Error)]
 #[error("chat template {label}: {reason}")]
@@ -23,13 +25,9 @@ pub struct ChatError {
     pub reason: String,
 }
 
-/// Work a template may do per render before it is stopped (a template that loops forever must
-/// fail, not hang).
-const FUEL: u64 = 50_000_000;
-
 /// A compiled chat template with the special-token strings it may use.
 pub struct ChatTemplate {
-    env: Environment<'static>,
+    code: Bounded,
     label: String,
     /// `bos_token` as the template sees it (empty when the file gives none).
     pub bos_token: String,
@@ -138,24 +136,29 @@ impl ChatTemplate {
         label: &str,
     ) -> Result<ChatTemplate, ChatError> {
         let mut env = Environment::new();
-        env.set_trim_blocks(true);
-        env.set_lstrip_blocks(true);
-        env.set_fuel(Some(FUEL));
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_fuel(Some(crate::jinja::FUEL));
+        env.set_unknown_method_callback(|state, value, method, args| {
+            crate::jinja::check_method(value, method, args)?;
+            minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+        });
         env.add_function("raise_exception", raise_exception);
         env.add_filter("tojson", tojson);
-        env.add_template_owned("chat", source.to_string())
-            .map_err(|e| ChatError {
-                label: label.to_string(),
-                reason: one_line(&e),
-            })?;
+        let ws = Whitespace {
+            keep_trailing_newline: false,
+            lstrip_blocks: true,
+            trim_blocks: true,
+        };
+        let code = Bounded::compile(env, "chat", source, ws).map_err(|e| ChatError {
+            label: label.to_string(),
+            reason: one_line(&e),
+        })?;
         let mut hashed = Vec::new();
         for part in [source, &bos_token, &eos_token] {
             hashed.extend_from_slice(&(part.len() as u64).to_le_bytes());
             hashed.extend_from_slice(part.as_bytes());
         }
         let template = ChatTemplate {
-            env,
+            code,
             label: label.to_string(),
             bos_token,
             eos_token,
@@ -203,17 +206,33 @@ impl ChatTemplate {
             messages.push(message("system", s));
         }
         messages.push(message("user", user));
+        self.render_messages(messages, add_generation_prompt)
+    }
+
+    /// The template rendered over `messages`, as `apply_chat_template` renders them.
+    fn render_messages(
+        &self,
+        messages: Vec<Value>,
+        add_generation_prompt: bool,
+    ) -> Result<String, ChatError> {
+        let inputs: usize = messages
+            .iter()
+            .map(|m| {
+                m.get_attr("content")
+                    .map_or(0, |c| c.as_str().map_or(0, str::len))
+            })
+            .sum::<usize>()
+            + self.bos_token.len()
+            + self.eos_token.len();
         let ctx = minijinja::context! {
             messages => messages,
             add_generation_prompt => add_generation_prompt,
             bos_token => self.bos_token,
             eos_token => self.eos_token,
         };
-        let tmpl = self
-            .env
-            .get_template("chat")
-            .map_err(|e| self.error(&one_line(&e)))?;
-        tmpl.render(ctx).map_err(|e| self.error(&one_line(&e)))
+        self.code
+            .render(ctx, crate::jinja::budget(inputs))
+            .map_err(|e| self.error(&one_line(&e)))
     }
 }
 
@@ -255,12 +274,17 @@ fn python_json(
     out: &mut String,
 ) -> Result<(), Error> {
     use minijinja::value::ValueKind as K;
-    let newline = |out: &mut String, depth: usize| {
+    let newline = |out: &mut String, depth: usize| -> Result<(), Error> {
         if let Some(n) = indent {
+            let pad = n.saturating_mul(depth);
+            crate::jinja::fits(out.len().saturating_add(pad))?;
             out.push('\n');
-            out.push_str(&" ".repeat(n * depth));
+            out.push_str(&" ".repeat(pad));
         }
+        Ok(())
     };
+    // What is written so far must fit what the render may still make.
+    crate::jinja::fits(out.len())?;
     let item_sep = if indent.is_some() { "," } else { ", " };
     let string = |s: &str| serde_json::Value::String(s.to_string()).to_string();
     match v.kind() {
@@ -285,10 +309,10 @@ fn python_json(
                 if i > 0 {
                     out.push_str(item_sep);
                 }
-                newline(out, depth + 1);
+                newline(out, depth + 1)?;
                 python_json(item, indent, depth + 1, out)?;
             }
-            newline(out, depth);
+            newline(out, depth)?;
             out.push(']');
         }
         K::Map => {
@@ -302,12 +326,12 @@ fn python_json(
                 if i > 0 {
                     out.push_str(item_sep);
                 }
-                newline(out, depth + 1);
+                newline(out, depth + 1)?;
                 out.push_str(&string(&key.to_string()));
                 out.push_str(": ");
                 python_json(&v.get_item(key)?, indent, depth + 1, out)?;
             }
-            newline(out, depth);
+            newline(out, depth)?;
             out.push('}');
         }
         _ => out.push_str(&string(&v.to_string())),
@@ -428,7 +452,7 @@ mod tests {
             ),
             ("{{ messages[0]['content'] }}", "adds nothing"),
             (
-                "{% for i in range(50000) %}{% for j in range(50000) %}{% endfor %}{% endfor %}",
+                "{% set r = range(50000) %}{% for i in r %}{% for j in r %}{% endfor %}{% endfor %}",
                 "fuel",
             ),
             (

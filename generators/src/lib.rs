@@ -43,6 +43,7 @@ pub mod guard;
 pub mod hash;
 pub mod haystack;
 pub mod identity;
+pub mod jinja;
 pub mod rng;
 pub mod scoring;
 pub mod tasks;

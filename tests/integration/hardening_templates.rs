@@ -12,6 +12,45 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// `--template` and `--chat-template` sources that grow a value without end: each refused
+/// with the size budget's one line, exit 2, nothing written. The check is by size (the
+/// budget is spent before the growth is allocated), so each ends after a few steps.
+#[test]
+fn templates_that_grow_a_string_are_stopped_by_size() {
+    let t = tmp();
+    let growers = [
+        "{% set ns = namespace(s='x') %}{% for i in range(200) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+        "{% set ns = namespace(s='ab') %}{% for i in range(200) %}{% set ns.s = ns.s * 2 %}{% endfor %}",
+        "{{ range(100000)|join('a long separator between the numbers' * 20) }}",
+        "{% set ns = namespace(l=[1]) %}{% for i in range(200) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l|length }}",
+        "{% set big = 'x' * 9000000 %}{% for i in range(10000) %}{{ big }}{% endfor %}",
+    ];
+    for (i, grower) in growers.iter().enumerate() {
+        let prompt = write(
+            t.path(),
+            &format!("p{i}.j2"),
+            &format!("{grower}{{{{ context }}}}"),
+        );
+        let out = out_arg(t.path(), &format!("p{i}"));
+        assert_refused(
+            &["niah", "--len", "1k", "--template", &prompt],
+            &out,
+            "makes more than",
+        );
+        let chat = write(
+            t.path(),
+            &format!("c{i}.jinja"),
+            &format!("{grower}{{{{ messages[0]['content'] }}}}{{% if add_generation_prompt %}}A:{{% endif %}}"),
+        );
+        let out = out_arg(t.path(), &format!("c{i}"));
+        assert_refused(
+            &["niah", "--len", "1k", "--chat-template", &chat],
+            &out,
+            "makes more than",
+        );
+    }
+}
+
 /// A tokenizer.json whose components panic inside `tokenizers` is a malformed file: one
 /// line, exit 2, no backtrace.
 #[test]
