@@ -177,12 +177,28 @@ impl ChatTemplate {
             return Err(self.error("its rendering does not contain the user message"));
         }
         let without = self.render(None, probe, false)?;
-        if with == without {
+        if with == without && !self.opens_reply(probe, &with) {
             return Err(self.error(
-                "add_generation_prompt adds nothing, so the model's turn would not be opened",
+                "add_generation_prompt adds nothing and the rendering does not end where an assistant reply would begin, so the model's turn would not be opened",
             ));
         }
         Ok(())
+    }
+
+    /// Whether `with` (the rendering of one user message `probe` with the generation prompt)
+    /// ends where the model's reply begins: the same conversation with an assistant reply,
+    /// rendered as history, continues `with` by that reply (after whitespace at most). A
+    /// template that always ends with the assistant header, whatever `add_generation_prompt`
+    /// says, opens the turn this way; one that drops or closes the turn does not.
+    fn opens_reply(&self, probe: &str, with: &str) -> bool {
+        let reply = "needlework probe: the model's reply";
+        let messages = vec![message("user", probe), message("assistant", reply)];
+        let Ok(history) = self.render_messages(messages, false) else {
+            return false;
+        };
+        history
+            .strip_prefix(with)
+            .is_some_and(|rest| rest.trim_start().starts_with(reply))
     }
 
     fn error(&self, reason: &str) -> ChatError {

@@ -82,3 +82,58 @@ fn tokenizer_files_that_panic_the_parser_are_refused_in_one_line() {
         assert!(!Path::new(&out).exists());
     }
 }
+
+/// A template that ends with the assistant header whatever `add_generation_prompt` says
+/// opens the model's turn: accepted, as transformers renders it. So is one without a
+/// generation prompt whose user turn ends where the reply begins (Mistral's `[/INST]`).
+/// One that closes the conversation after the user turn is still refused.
+#[test]
+fn a_template_whose_turn_is_always_open_is_accepted() {
+    let t = tmp();
+    let tok = fixture("chat/tokenizer.json");
+    let open = fixture("chat/open-turn.jinja");
+    let inst = write(
+        t.path(),
+        "inst.jinja",
+        "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'user' %}[INST] {{ m['content'] }} [/INST]{% else %}{{ m['content'] }}{{ eos_token }}{% endif %}{% endfor %}",
+    );
+    for (name, chat) in [("open", &open), ("inst", &inst)] {
+        let out = out_arg(t.path(), name);
+        generate(
+            &out,
+            &[
+                "niah",
+                "--len",
+                "1k",
+                "--tokenizer",
+                &tok,
+                "--chat-template",
+                chat,
+            ],
+        );
+        assert!(gen(&["verify", &out, "-q"]).status.success(), "{name}");
+        let prompts = gen_ok(&["inspect", &out, "--prompts"]);
+        let text = String::from_utf8_lossy(&prompts.stdout);
+        let want = if name == "open" {
+            "<|im_start|>assistant"
+        } else {
+            " [/INST]"
+        };
+        for line in text.lines() {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            let prompt = row["prompt"].as_str().unwrap();
+            assert!(prompt.contains(want), "{name}: {prompt:.80}");
+        }
+    }
+    let closed = write(
+        t.path(),
+        "closed.jinja",
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}<|endoftext|>",
+    );
+    let out = out_arg(t.path(), "closed");
+    assert_refused(
+        &["niah", "--len", "1k", "--chat-template", &closed],
+        &out,
+        "would not be opened",
+    );
+}
