@@ -142,6 +142,9 @@ impl ChatTemplate {
             minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
         });
         env.add_function("raise_exception", raise_exception);
+        env.add_function("strftime_now", |format: String| {
+            crate::jinja::date::strftime_now(&format)
+        });
         env.add_filter("tojson", tojson);
         let ws = Whitespace {
             keep_trailing_newline: false,
@@ -506,5 +509,57 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.render(Some("s"), "u", true).unwrap(), "u1>");
+    }
+
+    #[test]
+    fn a_turn_left_open_is_accepted_and_a_closed_one_refused() {
+        let open = [
+            // Always ends with the assistant header.
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n",
+            // No generation prompt: the reply follows the closing [/INST].
+            "{% for m in messages %}{% if m.role == 'user' %}[INST] {{ m.content }} [/INST]{% else %}{{ m.content }}</s>{% endif %}{% endfor %}",
+        ];
+        for source in open {
+            let t = ChatTemplate::from_bytes(source.as_bytes(), "o.jinja").unwrap();
+            assert!(t.render(None, "Q", true).unwrap().contains('Q'));
+        }
+        let closed = [
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|endoftext|>",
+            // The reply is not where the rendering ends: it drops the history.
+            "{{ messages[0]['content'] }} Answer:",
+        ];
+        for source in closed {
+            let e = ChatTemplate::from_bytes(source.as_bytes(), "c.jinja").unwrap_err();
+            assert!(
+                e.to_string().contains("would not be opened"),
+                "{source}: {e}"
+            );
+        }
+    }
+
+    /// What transformers renders for a macro template and for `strftime_now` on 2025-01-01.
+    #[test]
+    fn macros_and_strftime_now_render_as_transformers_does() {
+        let t = ChatTemplate::from_bytes(
+            b"{% macro turn(r, c) %}<{{ r }}>{{ c | trim }}</{{ r }}>{% endmacro %}{% for m in messages %}{{ turn(m.role, m.content) }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}",
+            "m.jinja",
+        )
+        .unwrap();
+        assert_eq!(
+            t.render(Some("S"), " Q ", true).unwrap(),
+            "<system>S</system><user>Q</user><assistant>"
+        );
+        let llama = include_bytes!("../../tests/fixtures/chat/llama3.jinja");
+        let t = ChatTemplate::from_bytes(llama, "llama3.jinja").unwrap();
+        assert_eq!(
+            t.render(None, "Q?", true).unwrap(),
+            "<|start_header_id|>system<|end_header_id|>\n\nDate of this conversation: 01 Jan 2025\n\nAnswer from the document alone.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nQ?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+        );
+        let e = ChatTemplate::from_bytes(
+            b"{{ strftime_now('%s') }}{{ messages[0].content }}{% if add_generation_prompt %}>{% endif %}",
+            "s.jinja",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("strftime_now"), "{e}");
     }
 }

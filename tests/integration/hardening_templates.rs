@@ -137,3 +137,63 @@ fn a_template_whose_turn_is_always_open_is_accepted() {
         "would not be opened",
     );
 }
+
+/// `{% macro %}` and `strftime_now` work as in transformers: the Llama-3-style fixture puts
+/// the recorded date in the system turn, the macro fixture renders its turns; a directive
+/// gen cannot render exactly is refused rather than rendered differently.
+#[test]
+fn macros_and_the_recorded_date_render_as_transformers_does() {
+    let t = tmp();
+    let tok = fixture("chat/tokenizer.json");
+    for (name, file, want) in [
+        (
+            "llama",
+            "chat/llama3.jinja",
+            "<s><|start_header_id|>system<|end_header_id|>\n\nDate of this conversation: 01 Jan 2025\n\nAnswer from the document alone.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n",
+        ),
+        (
+            "macros",
+            "chat/macros.jinja",
+            "<s><|im_start|>system\nRead what follows, then answer in few words.<|im_end|>\n<|im_start|>user\n",
+        ),
+    ] {
+        let out = out_arg(t.path(), name);
+        let chat = fixture(file);
+        generate(
+            &out,
+            &["niah", "--len", "1k", "--tokenizer", &tok, "--chat-template", &chat],
+        );
+        assert!(gen(&["verify", &out, "-q"]).status.success(), "{name}");
+        let prompts = gen_ok(&["inspect", &out, "--prompts"]);
+        let text = String::from_utf8_lossy(&prompts.stdout);
+        let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert!(
+            first["prompt"].as_str().unwrap().starts_with(want),
+            "{name}: {:.200}",
+            first["prompt"]
+        );
+    }
+    // Another date format, and a system message replacing the default.
+    let other = write(
+        t.path(),
+        "date.jinja",
+        "{{ strftime_now('%A %-d %B %Y, %H:%M') }}|{% for m in messages %}{{ m['content'] }}{% endfor %}{% if add_generation_prompt %}>{% endif %}",
+    );
+    let out = out_arg(t.path(), "date");
+    generate(&out, &["niah", "--len", "1k", "--chat-template", &other]);
+    let prompts = gen_ok(&["inspect", &out, "--prompts"]);
+    assert!(String::from_utf8_lossy(&prompts.stdout).contains("Wednesday 1 January 2025, 00:00|"));
+    for directive in ["%s", "%Ez"] {
+        let bad = write(
+            t.path(),
+            "bad.jinja",
+            &format!("{{{{ strftime_now('{directive}') }}}}{{{{ messages[0]['content'] }}}}{{% if add_generation_prompt %}}>{{% endif %}}"),
+        );
+        let out = out_arg(t.path(), "bad");
+        assert_refused(
+            &["niah", "--len", "1k", "--chat-template", &bad],
+            &out,
+            "strftime_now",
+        );
+    }
+}

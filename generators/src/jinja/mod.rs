@@ -19,6 +19,7 @@ use minijinja::machinery::{self, CompiledTemplate, Instruction, Instructions, Te
 use minijinja::value::{Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind};
 
+pub mod date;
 mod limits;
 
 pub use limits::check_method;
