@@ -197,3 +197,68 @@ fn macros_and_the_recorded_date_render_as_transformers_does() {
         );
     }
 }
+
+/// QA files with questions no row could answer: an answer in no paragraph (SQuAD and
+/// HotpotQA), a repeated id, supporting facts naming no title. Those questions are left out
+/// and counted on stderr; every row made has each gold answer in its input.
+#[test]
+fn qa_questions_without_an_answer_in_their_paragraphs_are_skipped_and_counted() {
+    let t = tmp();
+    let mut base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("qa/squad.json")).unwrap()).unwrap();
+    // Break three questions of the first paragraph: an answer no paragraph holds, a
+    // repeated id, and (kept, one answer dropped) an extra answer found nowhere.
+    let qas = &mut base["data"][0]["paragraphs"][0]["qas"];
+    qas[0]["answers"] =
+        serde_json::json!([{"text": "a phrase in no paragraph at all", "answer_start": 0}]);
+    let first_id = qas[1]["id"].clone();
+    qas[2]["id"] = first_id;
+    let answerable = |q: &serde_json::Value| {
+        q["is_impossible"] != true && q["answers"].as_array().is_some_and(|a| !a.is_empty())
+    };
+    let paragraph = &mut base["data"][1]["paragraphs"][0]["qas"];
+    let k = paragraph
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(answerable)
+        .unwrap();
+    paragraph[k]["answers"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"text": "another phrase found nowhere", "answer_start": 0}));
+    let squad = write(t.path(), "squad.json", &base.to_string());
+
+    let mut hotpot: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("qa/hotpotqa.json")).unwrap())
+            .unwrap();
+    let list = hotpot.as_array_mut().unwrap();
+    let not_yes_no = |q: &serde_json::Value| !matches!(q["answer"].as_str(), Some("yes" | "no"));
+    let i = list.iter().position(not_yes_no).unwrap();
+    list[i]["answer"] = "an answer written nowhere".into();
+    let j = list.iter().skip(i + 1).position(not_yes_no).unwrap() + i + 1;
+    list[j]["supporting_facts"] = serde_json::json!([["A title that is not there", 0]]);
+    let hotpot = write(t.path(), "hotpot.json", &hotpot.to_string());
+
+    for (name, file, says) in [
+        ("squad", &squad, "skipped 1 question whose answer is in none of their gold paragraphs, 1 question whose id an earlier question has; dropped 1 answer"),
+        ("hotpot", &hotpot, "1 question whose answer is in none of their gold paragraphs, 1 question whose supporting_facts name a title"),
+    ] {
+        let out = out_arg(t.path(), name);
+        let res = gen(&["qa", "--data", file, "--len", "2k", "--depths", "3", "--samples", "8", "--out", &out]);
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        assert!(res.status.success(), "{name}: {stderr}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        let rows = rows(Path::new(&out));
+        assert!(!rows.is_empty());
+        for row in rows {
+            for a in &row.answers {
+                assert!(
+                    a == "yes" || a == "no" || row.input.contains(a.as_str()),
+                    "{name} {}: answer {a:?} not in the input",
+                    row.id
+                );
+            }
+        }
+    }
+}
