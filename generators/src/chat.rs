@@ -13,6 +13,8 @@ use minijinja::value::{Kwargs, Value};
 use minijinja::{Environment, Error, ErrorKind};
 use thiserror::Error;
 
+use crate::jinja::{Bounded, Whitespace};
+
 /// A chat template that cannot be used.
 #[derive(Debug, Error)]
 #[error("chat template {label}: {reason}")]
@@ -23,13 +25,9 @@ pub struct ChatError {
     pub reason: String,
 }
 
-/// Work a template may do per render before it is stopped (a template that loops forever must
-/// fail, not hang).
-const FUEL: u64 = 50_000_000;
-
 /// A compiled chat template with the special-token strings it may use.
 pub struct ChatTemplate {
-    env: Environment<'static>,
+    code: Bounded,
     label: String,
     /// `bos_token` as the template sees it (empty when the file gives none).
     pub bos_token: String,
@@ -138,24 +136,32 @@ impl ChatTemplate {
         label: &str,
     ) -> Result<ChatTemplate, ChatError> {
         let mut env = Environment::new();
-        env.set_trim_blocks(true);
-        env.set_lstrip_blocks(true);
-        env.set_fuel(Some(FUEL));
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_fuel(Some(crate::jinja::FUEL));
+        env.set_unknown_method_callback(|state, value, method, args| {
+            crate::jinja::check_method(value, method, args)?;
+            minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+        });
         env.add_function("raise_exception", raise_exception);
+        env.add_function("strftime_now", |format: String| {
+            crate::jinja::date::strftime_now(&format)
+        });
         env.add_filter("tojson", tojson);
-        env.add_template_owned("chat", source.to_string())
-            .map_err(|e| ChatError {
-                label: label.to_string(),
-                reason: one_line(&e),
-            })?;
+        let ws = Whitespace {
+            keep_trailing_newline: false,
+            lstrip_blocks: true,
+            trim_blocks: true,
+        };
+        let code = Bounded::compile(env, "chat", source, ws).map_err(|e| ChatError {
+            label: label.to_string(),
+            reason: one_line(&e),
+        })?;
         let mut hashed = Vec::new();
         for part in [source, &bos_token, &eos_token] {
             hashed.extend_from_slice(&(part.len() as u64).to_le_bytes());
             hashed.extend_from_slice(part.as_bytes());
         }
         let template = ChatTemplate {
-            env,
+            code,
             label: label.to_string(),
             bos_token,
             eos_token,
@@ -174,12 +180,28 @@ impl ChatTemplate {
             return Err(self.error("its rendering does not contain the user message"));
         }
         let without = self.render(None, probe, false)?;
-        if with == without {
+        if with == without && !self.opens_reply(probe, &with) {
             return Err(self.error(
-                "add_generation_prompt adds nothing, so the model's turn would not be opened",
+                "add_generation_prompt adds nothing and the rendering does not end where an assistant reply would begin, so the model's turn would not be opened",
             ));
         }
         Ok(())
+    }
+
+    /// Whether `with` (the rendering of one user message `probe` with the generation prompt)
+    /// ends where the model's reply begins: the same conversation with an assistant reply,
+    /// rendered as history, continues `with` by that reply (after whitespace at most). A
+    /// template that always ends with the assistant header, whatever `add_generation_prompt`
+    /// says, opens the turn this way; one that drops or closes the turn does not.
+    fn opens_reply(&self, probe: &str, with: &str) -> bool {
+        let reply = "needlework probe: the model's reply";
+        let messages = vec![message("user", probe), message("assistant", reply)];
+        let Ok(history) = self.render_messages(messages, false) else {
+            return false;
+        };
+        history
+            .strip_prefix(with)
+            .is_some_and(|rest| rest.trim_start().starts_with(reply))
     }
 
     fn error(&self, reason: &str) -> ChatError {
@@ -203,17 +225,33 @@ impl ChatTemplate {
             messages.push(message("system", s));
         }
         messages.push(message("user", user));
+        self.render_messages(messages, add_generation_prompt)
+    }
+
+    /// The template rendered over `messages`, as `apply_chat_template` renders them.
+    fn render_messages(
+        &self,
+        messages: Vec<Value>,
+        add_generation_prompt: bool,
+    ) -> Result<String, ChatError> {
+        let inputs: usize = messages
+            .iter()
+            .map(|m| {
+                m.get_attr("content")
+                    .map_or(0, |c| c.as_str().map_or(0, str::len))
+            })
+            .sum::<usize>()
+            + self.bos_token.len()
+            + self.eos_token.len();
         let ctx = minijinja::context! {
             messages => messages,
             add_generation_prompt => add_generation_prompt,
             bos_token => self.bos_token,
             eos_token => self.eos_token,
         };
-        let tmpl = self
-            .env
-            .get_template("chat")
-            .map_err(|e| self.error(&one_line(&e)))?;
-        tmpl.render(ctx).map_err(|e| self.error(&one_line(&e)))
+        self.code
+            .render(ctx, crate::jinja::budget(inputs))
+            .map_err(|e| self.error(&one_line(&e)))
     }
 }
 
@@ -255,12 +293,17 @@ fn python_json(
     out: &mut String,
 ) -> Result<(), Error> {
     use minijinja::value::ValueKind as K;
-    let newline = |out: &mut String, depth: usize| {
+    let newline = |out: &mut String, depth: usize| -> Result<(), Error> {
         if let Some(n) = indent {
+            let pad = n.saturating_mul(depth);
+            crate::jinja::fits(out.len().saturating_add(pad))?;
             out.push('\n');
-            out.push_str(&" ".repeat(n * depth));
+            out.push_str(&" ".repeat(pad));
         }
+        Ok(())
     };
+    // What is written so far must fit what the render may still make.
+    crate::jinja::fits(out.len())?;
     let item_sep = if indent.is_some() { "," } else { ", " };
     let string = |s: &str| serde_json::Value::String(s.to_string()).to_string();
     match v.kind() {
@@ -285,10 +328,10 @@ fn python_json(
                 if i > 0 {
                     out.push_str(item_sep);
                 }
-                newline(out, depth + 1);
+                newline(out, depth + 1)?;
                 python_json(item, indent, depth + 1, out)?;
             }
-            newline(out, depth);
+            newline(out, depth)?;
             out.push(']');
         }
         K::Map => {
@@ -302,12 +345,12 @@ fn python_json(
                 if i > 0 {
                     out.push_str(item_sep);
                 }
-                newline(out, depth + 1);
+                newline(out, depth + 1)?;
                 out.push_str(&string(&key.to_string()));
                 out.push_str(": ");
                 python_json(&v.get_item(key)?, indent, depth + 1, out)?;
             }
-            newline(out, depth);
+            newline(out, depth)?;
             out.push('}');
         }
         _ => out.push_str(&string(&v.to_string())),
@@ -428,7 +471,7 @@ mod tests {
             ),
             ("{{ messages[0]['content'] }}", "adds nothing"),
             (
-                "{% for i in range(50000) %}{% for j in range(50000) %}{% endfor %}{% endfor %}",
+                "{% set r = range(50000) %}{% for i in r %}{% for j in r %}{% endfor %}{% endfor %}",
                 "fuel",
             ),
             (
@@ -466,5 +509,57 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.render(Some("s"), "u", true).unwrap(), "u1>");
+    }
+
+    #[test]
+    fn a_turn_left_open_is_accepted_and_a_closed_one_refused() {
+        let open = [
+            // Always ends with the assistant header.
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n",
+            // No generation prompt: the reply follows the closing [/INST].
+            "{% for m in messages %}{% if m.role == 'user' %}[INST] {{ m.content }} [/INST]{% else %}{{ m.content }}</s>{% endif %}{% endfor %}",
+        ];
+        for source in open {
+            let t = ChatTemplate::from_bytes(source.as_bytes(), "o.jinja").unwrap();
+            assert!(t.render(None, "Q", true).unwrap().contains('Q'));
+        }
+        let closed = [
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|endoftext|>",
+            // The reply is not where the rendering ends: it drops the history.
+            "{{ messages[0]['content'] }} Answer:",
+        ];
+        for source in closed {
+            let e = ChatTemplate::from_bytes(source.as_bytes(), "c.jinja").unwrap_err();
+            assert!(
+                e.to_string().contains("would not be opened"),
+                "{source}: {e}"
+            );
+        }
+    }
+
+    /// What transformers renders for a macro template and for `strftime_now` on 2025-01-01.
+    #[test]
+    fn macros_and_strftime_now_render_as_transformers_does() {
+        let t = ChatTemplate::from_bytes(
+            b"{% macro turn(r, c) %}<{{ r }}>{{ c | trim }}</{{ r }}>{% endmacro %}{% for m in messages %}{{ turn(m.role, m.content) }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}",
+            "m.jinja",
+        )
+        .unwrap();
+        assert_eq!(
+            t.render(Some("S"), " Q ", true).unwrap(),
+            "<system>S</system><user>Q</user><assistant>"
+        );
+        let llama = include_bytes!("../../tests/fixtures/chat/llama3.jinja");
+        let t = ChatTemplate::from_bytes(llama, "llama3.jinja").unwrap();
+        assert_eq!(
+            t.render(None, "Q?", true).unwrap(),
+            "<|start_header_id|>system<|end_header_id|>\n\nDate of this conversation: 01 Jan 2025\n\nAnswer from the document alone.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nQ?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+        );
+        let e = ChatTemplate::from_bytes(
+            b"{{ strftime_now('%s') }}{{ messages[0].content }}{% if add_generation_prompt %}>{% endif %}",
+            "s.jinja",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("strftime_now"), "{e}");
     }
 }

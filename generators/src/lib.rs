@@ -39,9 +39,11 @@
 pub mod choice;
 pub mod chat;
 pub mod fit;
+pub mod guard;
 pub mod hash;
 pub mod haystack;
 pub mod identity;
+pub mod jinja;
 pub mod rng;
 pub mod scoring;
 pub mod tasks;

@@ -7,10 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use minijinja::{Environment, UndefinedBehavior};
 use thiserror::Error;
 
 use crate::chat::{ChatError, Reader};
+use crate::jinja::{Bounded, Whitespace};
 use crate::tokenizer::Tokenizer;
 use crate::GenError;
 
@@ -40,7 +41,7 @@ pub struct TemplateError {
 
 /// A compiled template and its identity.
 pub struct Template {
-    env: Environment<'static>,
+    code: Bounded,
     name: String,
     /// xxh3-128 of the template source: part of every row's provenance.
     pub content_hash: String,
@@ -127,12 +128,14 @@ impl Template {
     pub fn compile(name: &str, source: &str) -> Result<Template, TemplateError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_keep_trailing_newline(true);
-        env.set_auto_escape_callback(|_| AutoEscape::None);
-        env.add_template_owned(name.to_string(), source.to_string())
-            .map_err(|e| locate(&e, name, source))?;
+        env.set_fuel(Some(crate::jinja::FUEL));
+        let ws = Whitespace {
+            keep_trailing_newline: true,
+            ..Whitespace::default()
+        };
+        let code = Bounded::compile(env, name, source, ws).map_err(|e| locate(&e, name, source))?;
         Ok(Template {
-            env,
+            code,
             name: name.to_string(),
             content_hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(source.as_bytes())),
         })
@@ -144,11 +147,14 @@ impl Template {
             vars.iter().map(|(k, v)| (*k, v)).collect();
         let sentinel = serde_json::Value::String(SENTINEL.to_string());
         all.insert("context", &sentinel);
-        let tmpl = self
-            .env
-            .get_template(&self.name)
+        let inputs: usize = all.values().map(|v| v.to_string().len()).sum();
+        let rendered = self
+            .code
+            .render(
+                minijinja::Value::from_serialize(&all),
+                crate::jinja::budget(inputs),
+            )
             .map_err(|e| self.error(&e))?;
-        let rendered = tmpl.render(&all).map_err(|e| self.error(&e))?;
         let mut parts = rendered.split(SENTINEL);
         let prefix = parts.next().unwrap_or_default().to_string();
         let (Some(suffix), None) = (parts.next(), parts.next()) else {
@@ -166,12 +172,7 @@ impl Template {
     }
 
     fn error(&self, e: &minijinja::Error) -> TemplateError {
-        let source = self
-            .env
-            .get_template(&self.name)
-            .map(|t| t.source().to_string())
-            .unwrap_or_default();
-        locate(e, &self.name, &source)
+        locate(e, &self.name, self.code.source())
     }
 }
 

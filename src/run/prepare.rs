@@ -142,6 +142,11 @@ fn load_documents(path: &str) -> Result<Haystack> {
     }
     let bytes = paths::read_input(Path::new(path), paths::MAX_QA_FILE_BYTES, "QA data")?;
     let docs = Documents::parse(path, &bytes).map_err(usage)?;
+    // Questions no row could be made of (an answer in no gold paragraph, a repeated id,
+    // supporting facts naming no paragraph) are left out; the user is told how many.
+    if docs.skipped.any() {
+        eprintln!("note: QA data '{path}': {}", docs.skipped.describe());
+    }
     Ok(Haystack::of_documents(Arc::new(docs)))
 }
 

@@ -10,6 +10,7 @@ mod fresh;
 mod fuzz;
 mod golden;
 mod hardening_shell;
+mod hardening_templates;
 mod layering;
 mod lengthgen;
 mod minimums;

@@ -140,6 +140,37 @@ def recompute_answers(task, params):
     return None
 
 
+# The moment gen renders `strftime_now` on (generators/src/jinja/date.rs): 1 January 2025.
+RECORDED_DATE = (2025, 1, 1)
+
+
+def record_the_date(chat):
+    """Fix the `datetime.now()` transformers' `strftime_now` reads to gen's recorded moment,
+    and check that it took (a template rendered with it must show that date)."""
+    import datetime as real
+    import types
+    from transformers.utils import chat_template_utils as ctu
+
+    class Recorded(real.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls(*RECORDED_DATE)
+
+    held = getattr(ctu, "datetime", None)
+    if held is real.datetime:
+        ctu.datetime = Recorded
+    elif held is real:
+        shim = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
+        shim.datetime = Recorded
+        ctu.datetime = shim
+    else:
+        fail("cannot find the datetime that transformers' strftime_now reads")
+    probe = chat.apply_chat_template([{"role": "user", "content": "x"}], tokenize=False,
+                                     chat_template="{{ strftime_now('%Y-%m-%d') }}")
+    if probe != "%04d-%02d-%02d" % RECORDED_DATE:
+        fail(f"strftime_now still reads the clock after fixing it: {probe!r}")
+
+
 def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
     checked = 0
     # With --gen, the model-side prompt gen renders must equal the reference's byte for byte.
@@ -150,6 +181,7 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
         from transformers import AutoTokenizer
 
         chat = AutoTokenizer.from_pretrained(chat_dir)
+        record_the_date(chat)
     for manifest, row in rows(directory):
         tok = row["tokenizer"]
         text = row["input"]

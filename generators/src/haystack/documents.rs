@@ -74,6 +74,80 @@ pub struct Documents {
     pub questions: Vec<DocQuestion>,
     /// xxh3-128 of the file's bytes: the identity recorded in provenance and the manifest.
     pub content_hash: String,
+    /// Questions left out because no row could be made of them that its paragraphs answer.
+    pub skipped: Skipped,
+}
+
+/// Questions of a file left out (and answers dropped), by reason: every row's gold answers
+/// stand in its gold paragraphs, and every question id names one question.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Questions none of whose answers occurs in their gold paragraphs.
+    pub absent_answer: usize,
+    /// Answers dropped from questions kept (they occur in no gold paragraph; others do).
+    pub dropped_answers: usize,
+    /// Questions whose id an earlier question of the file already has (the first is kept:
+    /// `--disjoint-from` keys on ids).
+    pub duplicate_id: usize,
+    /// HotpotQA questions whose `supporting_facts` name a title none of their paragraphs has.
+    pub unknown_support: usize,
+}
+
+impl Skipped {
+    /// Whether anything was left out.
+    pub fn any(&self) -> bool {
+        *self != Skipped::default()
+    }
+
+    /// One line saying what was left out and why, for the user.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (n, why) in [
+            (
+                self.absent_answer,
+                "whose answer is in none of their gold paragraphs",
+            ),
+            (self.duplicate_id, "whose id an earlier question has"),
+            (
+                self.unknown_support,
+                "whose supporting_facts name a title their paragraphs lack",
+            ),
+        ] {
+            if n > 0 {
+                parts.push(format!(
+                    "{n} question{} {why}",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        let mut line = format!("skipped {}", parts.join(", "));
+        if parts.is_empty() {
+            line = "skipped no question".into();
+        }
+        if self.dropped_answers > 0 {
+            line.push_str(&format!(
+                "; dropped {} answer{} found in no gold paragraph",
+                self.dropped_answers,
+                if self.dropped_answers == 1 { "" } else { "s" }
+            ));
+        }
+        line
+    }
+}
+
+/// `answers` that occur in `gold` (or are HotpotQA's yes/no, which comparison questions give
+/// and no paragraph spells), and how many were dropped.
+fn answered(answers: Vec<String>, gold: &[&str], yes_no: bool) -> (Vec<String>, usize) {
+    let before = answers.len();
+    let kept: Vec<String> = answers
+        .into_iter()
+        .filter(|a| {
+            (yes_no && matches!(a.to_lowercase().as_str(), "yes" | "no"))
+                || gold.iter().any(|g| g.contains(a.as_str()))
+        })
+        .collect();
+    let dropped = before - kept.len();
+    (kept, dropped)
 }
 
 #[derive(Deserialize)]
@@ -170,7 +244,16 @@ impl Documents {
                 Self::hotpot(items)
             }
         };
-        let (docs, questions) = parsed;
+        let (docs, candidates, mut skipped) = parsed;
+        let mut seen = std::collections::BTreeSet::new();
+        let mut questions = Vec::with_capacity(candidates.len());
+        for q in candidates {
+            if !q.id.is_empty() && !seen.insert(q.id.clone()) {
+                skipped.duplicate_id += 1;
+                continue;
+            }
+            questions.push(q);
+        }
         if questions.is_empty() {
             return Err(bad(
                 "no answerable question (every question is impossible or has no answer)".into(),
@@ -181,10 +264,12 @@ impl Documents {
             docs,
             questions,
             content_hash,
+            skipped,
         })
     }
 
-    fn squad(file: SquadFile) -> (Vec<String>, Vec<DocQuestion>) {
+    fn squad(file: SquadFile) -> (Vec<String>, Vec<DocQuestion>, Skipped) {
+        let mut skipped = Skipped::default();
         let texts = file
             .data
             .iter()
@@ -208,6 +293,12 @@ impl Documents {
                     if qa.is_impossible || answers.is_empty() || qa.question.trim().is_empty() {
                         continue;
                     }
+                    let (answers, dropped) = answered(answers, &[p.context.as_str()], false);
+                    if answers.is_empty() {
+                        skipped.absent_answer += 1;
+                        continue;
+                    }
+                    skipped.dropped_answers += dropped;
                     let mut related: Vec<usize> =
                         mine.iter().copied().filter(|&d| d != gold).collect();
                     related.sort_unstable();
@@ -222,10 +313,11 @@ impl Documents {
                 }
             }
         }
-        (docs, questions)
+        (docs, questions, skipped)
     }
 
-    fn hotpot(items: Vec<HotpotItem>) -> (Vec<String>, Vec<DocQuestion>) {
+    fn hotpot(items: Vec<HotpotItem>) -> (Vec<String>, Vec<DocQuestion>, Skipped) {
+        let mut skipped = Skipped::default();
         let text_of =
             |title: &str, sentences: &[String]| format!("{title}\n{}", sentences.concat());
         let texts = items
@@ -240,6 +332,13 @@ impl Documents {
                 continue;
             }
             let supporting: Vec<&str> = it.supporting_facts.iter().map(|f| f.0.as_str()).collect();
+            if supporting
+                .iter()
+                .any(|s| !it.context.iter().any(|(title, _)| title == s))
+            {
+                skipped.unknown_support += 1;
+                continue;
+            }
             let mut gold = Vec::new();
             let mut related = Vec::new();
             for (title, sentences) in &it.context {
@@ -261,6 +360,13 @@ impl Documents {
             if gold.is_empty() {
                 continue;
             }
+            let texts: Vec<&str> = gold.iter().map(|&d| docs[d].as_str()).collect();
+            let (answers, dropped) = answered(answers, &texts, true);
+            if answers.is_empty() {
+                skipped.absent_answer += 1;
+                continue;
+            }
+            skipped.dropped_answers += dropped;
             questions.push(DocQuestion {
                 id: it.id,
                 question: it.question.trim().to_string(),
@@ -269,7 +375,7 @@ impl Documents {
                 related,
             });
         }
-        (docs, questions)
+        (docs, questions, skipped)
     }
 }
 
@@ -327,5 +433,68 @@ mod tests {
             assert!(e.to_string().contains(says), "{text}: {e}");
             assert!(e.to_string().contains("f.json"));
         }
+    }
+
+    /// No question is kept whose answer its gold paragraphs do not hold; a repeated id keeps
+    /// its first question; supporting facts must name the question's own titles. Each reason
+    /// is counted.
+    #[test]
+    fn unanswerable_and_duplicate_questions_are_skipped_and_counted() {
+        let squad = r#"{"data": [{"paragraphs": [
+            {"context": "Gamma lies on a river.", "qas": [
+              {"id": "a", "question": "Where?", "answers": [{"text": "on a river"}]},
+              {"id": "b", "question": "Absent?", "answers": [{"text": "in a desert"}]},
+              {"id": "c", "question": "Half?", "answers": [{"text": "in the hills"}, {"text": "river"}]},
+              {"id": "a", "question": "Again?", "answers": [{"text": "Gamma"}]}]}]}]}"#;
+        let d = Documents::parse("s.json", squad.as_bytes()).unwrap();
+        let ids: Vec<&str> = d.questions.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["a", "c"]);
+        assert_eq!(d.questions[1].answers, ["river"]);
+        let want = Skipped {
+            absent_answer: 1,
+            dropped_answers: 1,
+            duplicate_id: 1,
+            unknown_support: 0,
+        };
+        assert_eq!(d.skipped, want);
+        assert!(
+            d.skipped.describe().contains("1 question whose answer"),
+            "{}",
+            d.skipped.describe()
+        );
+
+        let hotpot = r#"[
+            {"_id": "h1", "question": "Which?", "answer": "Four", "supporting_facts": [["T3", 0]],
+             "context": [["T1", ["One."]], ["T3", ["Four."]]]},
+            {"_id": "h2", "question": "Absent?", "answer": "Seven", "supporting_facts": [["T3", 0]],
+             "context": [["T1", ["Seven."]], ["T3", ["Four."]]]},
+            {"_id": "h3", "question": "Unknown title?", "answer": "One", "supporting_facts": [["T9", 0]],
+             "context": [["T1", ["One."]], ["T3", ["Four."]]]},
+            {"_id": "h4", "question": "Compare?", "answer": "no", "supporting_facts": [["T1", 0], ["T3", 0]],
+             "context": [["T1", ["One."]], ["T3", ["Four."]]]},
+            {"_id": "h1", "question": "Twice?", "answer": "One", "supporting_facts": [["T1", 0]],
+             "context": [["T1", ["One."]], ["T3", ["Four."]]]}]"#;
+        let d = Documents::parse("h.json", hotpot.as_bytes()).unwrap();
+        let ids: Vec<&str> = d.questions.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["h1", "h4"]);
+        assert_eq!(
+            d.skipped,
+            Skipped {
+                absent_answer: 1,
+                dropped_answers: 0,
+                duplicate_id: 1,
+                unknown_support: 1,
+            }
+        );
+        // Every kept question's answers stand in its gold paragraphs (yes/no aside).
+        for q in &d.questions {
+            for a in &q.answers {
+                assert!(a == "no" || q.gold.iter().any(|&g| d.docs[g].contains(a.as_str())));
+            }
+        }
+        // A file of nothing but unanswerable questions is refused.
+        let none = r#"{"data": [{"paragraphs": [{"context": "X.", "qas": [
+            {"id": "z", "question": "Y?", "answers": [{"text": "not here"}]}]}]}]}"#;
+        assert!(Documents::parse("n.json", none.as_bytes()).is_err());
     }
 }

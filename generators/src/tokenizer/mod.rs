@@ -63,6 +63,25 @@ pub struct HfTokenizer {
     pub file_hash: String,
 }
 
+impl HfTokenizer {
+    /// `tokenizers`' encoding of `text` without special tokens (`fast`: without offsets), a
+    /// panic inside it worded as an encoding error.
+    fn encode(&self, text: &str, fast: bool) -> Result<tokenizers::Encoding, TokenizerError> {
+        let encoded = crate::guard::quietly(|| {
+            if fast {
+                self.inner.encode_fast(text, false)
+            } else {
+                self.inner.encode(text, false)
+            }
+        });
+        match encoded {
+            Ok(Ok(enc)) => Ok(enc),
+            Ok(Err(e)) => Err(TokenizerError::Encode(one_line(&e.to_string()))),
+            Err(panic) => Err(TokenizerError::Encode(panic)),
+        }
+    }
+}
+
 /// The names accepted by `--tokenizer` besides a path, with a line on each.
 pub const BUILTIN_TOKENIZERS: &[(&str, &str)] = &[
     (
@@ -107,14 +126,23 @@ impl Tokenizer {
                 "its BPE model has dropout (random merges), so counts differ from run to run; set model.dropout to null",
             ));
         }
-        let mut inner = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| malformed(&e))?;
+        // `tokenizers` panics on some malformed components (a `Precompiled` normalizer with a
+        // charsmap that is not one, for instance): that is a malformed file, not a crash.
+        let mut inner = crate::guard::quietly(|| tokenizers::Tokenizer::from_bytes(bytes))
+            .map_err(|e| malformed(&e))?
+            .map_err(|e| malformed(&e))?;
         inner.with_truncation(None).map_err(|e| malformed(&e))?;
         inner.with_padding(None);
         let file_hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes));
         let tok = Tokenizer::HuggingFace(Arc::new(HfTokenizer { inner, file_hash }));
         // A tokenizer that counts nothing (an empty vocabulary, no unknown token) would make
-        // every length target unreachable.
-        if tok.count(PROBE)? == 0 {
+        // every length target unreachable; one whose components panic while encoding is
+        // malformed.
+        let probe = tok.count(PROBE).map_err(|e| match e {
+            TokenizerError::Encode(m) => malformed(&m),
+            other => other,
+        })?;
+        if probe == 0 {
             return Err(unusable(
                 "it counts no tokens for plain English text (empty vocabulary and no unknown token?)",
             ));
@@ -141,11 +169,7 @@ impl Tokenizer {
             Tokenizer::Gpt2 => tiktoken_rs::r50k_base_singleton().count_ordinary(text),
             Tokenizer::Words => text.split_whitespace().count(),
             Tokenizer::Chars => text.chars().count(),
-            Tokenizer::HuggingFace(hf) => hf
-                .inner
-                .encode_fast(text, false)
-                .map_err(|e| TokenizerError::Encode(e.to_string()))?
-                .len(),
+            Tokenizer::HuggingFace(hf) => hf.encode(text, true)?.len(),
         })
     }
 
@@ -249,10 +273,7 @@ impl Tokenizer {
                 }
             }
             Tokenizer::HuggingFace(hf) => {
-                let enc = hf
-                    .inner
-                    .encode(text, false)
-                    .map_err(|e| TokenizerError::Encode(e.to_string()))?;
+                let enc = hf.encode(text, false)?;
                 for &(start, end) in enc.get_offsets() {
                     visit(end.max(start + 1), 1);
                 }
@@ -580,5 +601,94 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.to_string().contains("dropout"), "{err}");
+    }
+
+    /// `tokenizers` panics on some malformed components instead of returning an error; each
+    /// must come back as one "not a valid tokenizer.json" line, never a panic.
+    #[test]
+    fn components_that_panic_inside_tokenizers_are_malformed_files() {
+        let base: serde_json::Value = serde_json::from_slice(include_bytes!(
+            "../../../tests/fixtures/tokenizer-metaspace.json"
+        ))
+        .unwrap();
+        let precompiled = |map: serde_json::Value| serde_json::json!({"type": "Precompiled", "precompiled_charsmap": map});
+        let normalizers = [
+            precompiled("".into()),
+            precompiled("not base64 at all!".into()),
+            precompiled("AAAA".into()),
+            precompiled("/////w==".into()),
+            precompiled("ZnJlZSB0ZXh0IHRoYXQgaXMgbm8gdHJpZQ==".into()),
+            serde_json::json!({"type": "Sequence", "normalizers": [precompiled("".into())]}),
+        ];
+        let mut caught = 0;
+        for normalizer in normalizers {
+            let mut json = base.clone();
+            json["normalizer"] = normalizer.clone();
+            let bytes = serde_json::to_vec(&json).unwrap();
+            match Tokenizer::from_json_bytes(&bytes, "bad.json") {
+                Err(e) => {
+                    let s = e.to_string();
+                    assert!(
+                        s.contains("bad.json") && !s.contains('\n'),
+                        "{normalizer}: {s}"
+                    );
+                    caught += usize::from(s.contains("its parser failed"));
+                }
+                // A charsmap that happens to parse must then count as the library does.
+                Ok(t) => assert!(t.count(PROBE).unwrap() > 0, "{normalizer}"),
+            }
+        }
+        // The panicking path itself is exercised (the empty charsmap panics in 0.22.2).
+        assert!(caught > 0);
+    }
+
+    /// Random fields of a valid tokenizer.json replaced by odd values: loading never panics
+    /// (NEEDLEWORK_FUZZ_CASES cases, 40 by default).
+    #[test]
+    fn fuzzed_tokenizer_files_never_panic() {
+        let base: serde_json::Value = serde_json::from_slice(include_bytes!(
+            "../../../tests/fixtures/tokenizer-metaspace.json"
+        ))
+        .unwrap();
+        let cases: u64 = std::env::var("NEEDLEWORK_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(40);
+        let paths: [&[&str]; 8] = [
+            &["normalizer"],
+            &["pre_tokenizer"],
+            &["pre_tokenizer", "replacement"],
+            &["decoder"],
+            &["post_processor"],
+            &["model", "unk_token"],
+            &["model", "merges"],
+            &["added_tokens"],
+        ];
+        let odd = [
+            serde_json::json!(""),
+            serde_json::json!({"type": "Precompiled", "precompiled_charsmap": "//8="}),
+            serde_json::json!({"type": "Replace", "pattern": {"Regex": "("}, "content": "x"}),
+            serde_json::json!({"type": "Split", "pattern": {"Regex": "[" }, "behavior": "Isolated", "invert": false}),
+            serde_json::json!({"type": "Metaspace", "replacement": "", "prepend_scheme": "always", "split": true}),
+            serde_json::json!([["no", "such"], ["tokens", "here"]]),
+            serde_json::json!([{"id": 99999999, "content": "x", "special": true}]),
+            serde_json::json!(null),
+            serde_json::json!(-1),
+        ];
+        let mut rng = crate::rng::Rng::from_seed_u64(27, crate::rng::Stream::Content);
+        for _ in 0..cases {
+            let mut json = base.clone();
+            let path = paths[rng.index(paths.len())];
+            let mut slot = &mut json;
+            for key in path {
+                slot = &mut slot[*key];
+            }
+            *slot = odd[rng.index(odd.len())].clone();
+            let bytes = serde_json::to_vec(&json).unwrap();
+            let label = format!("{path:?}");
+            if let Err(e) = Tokenizer::from_json_bytes(&bytes, &label) {
+                assert!(!e.to_string().contains('\n'), "{label}: {e}");
+            }
+        }
     }
 }
