@@ -9,6 +9,7 @@ mod formats;
 mod fresh;
 mod fuzz;
 mod golden;
+mod graphwalks;
 mod layering;
 mod lengthgen;
 mod needlechain;
