@@ -1,6 +1,6 @@
 """End-to-end throughput of `gen` (Parquet written): tokens per second and peak memory.
 
-    cargo build --release && python3 benches/throughput.py [--quick] [--task niah|babilong|needlechain|sort|arith]
+    cargo build --release && python3 benches/throughput.py [--quick] [--task niah|babilong|needlechain|sort|arith|graphwalks]
 
 For each length (4k, 32k, 128k, 1m) and thread count (1 and all cores) it generates about
 TOKENS tokens of the task (default `niah`) and reports tokens/s (sum of the rows' measured lengths over wall time),
@@ -28,6 +28,7 @@ TASKS = {
     "needlechain": ["needlechain", "--order", "shuffled"],
     "sort": ["sort"],
     "arith": ["arith", "--op", "sum", "--count", "20"],
+    "graphwalks": ["graphwalks"],
 }
 TASK = sys.argv[sys.argv.index("--task") + 1] if "--task" in sys.argv else "niah"
 

@@ -53,6 +53,7 @@ TASKS = {
     "vt": ["vt"],
     "cwe": ["cwe"],
     "fwe": ["fwe"],
+    "graphwalks": ["graphwalks"],
 }
 
 

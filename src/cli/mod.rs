@@ -30,7 +30,7 @@ pub struct Cli {
 pub enum Command {
     #[command(flatten)]
     Task(TaskCommand),
-    /// Several tasks as one dataset: a built-in suite (ruler, babilong, reasoning) or a .toml file.
+    /// Several tasks as one dataset: a built-in suite (ruler, babilong, reasoning, frontier) or a .toml file.
     Suite(Box<SuiteArgs>),
     /// Join the parts written by --num-shards/--shard-index into the one-machine dataset.
     Merge(MergeArgs),

@@ -11,6 +11,7 @@ mod arith;
 mod babilong;
 mod cwe;
 mod fwe;
+mod graphwalks;
 mod needlechain;
 mod niah;
 mod posgen;
@@ -111,6 +112,7 @@ tasks! {
     Cwe(cwe::CweArgs),
     Fwe(fwe::FweArgs),
     Qa(qa::QaArgs),
+    Graphwalks(graphwalks::GraphwalksArgs),
 }
 
 /// A recipe's task flags, as [`flags_of`] renders them.

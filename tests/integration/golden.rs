@@ -119,6 +119,11 @@ const GOLDEN: &[(&str, &str)] = &[
         "qa_hotpotqa_exact",
         "qa --data {fixtures}/qa/hotpotqa.json --len 900 --seed 11 --exact",
     ),
+    ("*", "graphwalks --len 2k --samples 2 --seed 5 --degree geometric:2"),
+    (
+        "graphwalks_bfs_shuffled",
+        "graphwalks --problem bfs --edge-order shuffled --bfs-depth 2 --len 3k --seed 5 --tokenizer cl100k",
+    ),
 ];
 
 #[test]

@@ -9,6 +9,7 @@ mod formats;
 mod fresh;
 mod fuzz;
 mod golden;
+mod graphwalks;
 mod hardening_shell;
 mod hardening_templates;
 mod layering;

@@ -94,6 +94,10 @@ def needle_checks(row):
             (lambda t, l=chain[i]: l["name"] in t.split("\n")[0][:120] and (l["of"] is None or l["of"] in t.split("\n")[0][:160]))
             for i in params["rendered_order"]
         ]
+    if row["task"] == "graphwalks":
+        # The first and last edge line the answer rests on.
+        edge = re.compile(r"[0-9a-f]{10} -> [0-9a-f]{10}(\n|$)")
+        return [(lambda t: edge.match(t) is not None)] * len(row["needle_offsets"])
     if row["task"] == "babilong":
         # A fact names its actor (or refers back by pronoun) and its places, objects, kinds.
         facts = params.get("relations") or params.get("events") or params["statements"]
@@ -279,6 +283,9 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
             headers = [int(m) for m in re.findall(r"(?m)^Document (\d+):$", text)]
             if headers != list(range(1, params["documents"] + 1)):
                 fail(f"row {row['id']}: documents numbered {headers[:5]}... but params say {params['documents']}")
+        if row["task"] == "graphwalks":
+            # Edge by edge: short of the length by less than the edge line that did not fit.
+            tolerance = max(tolerance, params["next_edge_tokens"] - 1)
         if row["task"] == "needlechain" and not params["diluted"]:
             # Discrete size: the largest chain that fits, so within one fact (and its name).
             tolerance = max(tolerance, 48)

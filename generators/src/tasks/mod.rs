@@ -8,6 +8,7 @@ pub mod arith;
 pub mod babilong;
 pub mod cwe;
 pub mod fwe;
+pub mod graphwalks;
 pub mod needlechain;
 pub mod niah;
 pub mod posgen;
@@ -176,6 +177,7 @@ tasks! {
     cwe => Cwe(cwe::CweParams);
     fwe => Fwe(fwe::FweParams);
     qa => Qa(qa::QaParams);
+    graphwalks => Graphwalks(graphwalks::GraphwalksParams);
 }
 
 /// The built-in template `name` of `task`.

@@ -13,6 +13,7 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
     ("ruler", include_str!("ruler.toml")),
     ("babilong", include_str!("babilong.toml")),
     ("reasoning", include_str!("reasoning.toml")),
+    ("frontier", include_str!("frontier.toml")),
 ];
 
 /// What a suite holds, for `gen list`: its `about` key, and the options its entries need to

@@ -31,7 +31,7 @@ use options::{fresh_options, overrides, public_seed, suite_command};
 /// `gen suite`: a suite's entries, with the common options that override the suite's.
 #[derive(Debug, Args, Clone)]
 pub struct SuiteArgs {
-    /// A built-in suite (ruler, babilong, reasoning) or a .toml suite file.
+    /// A built-in suite (ruler, babilong, reasoning, frontier) or a .toml suite file.
     pub suite: String,
     /// SQuAD JSON for the suite's `{qa_data}` entries (RULER's qa_1); without it they are skipped.
     #[arg(long)]
