@@ -344,6 +344,7 @@ pub fn fit_placed(
                 input.push_str(text);
             }
         };
+        #[allow(clippy::needless_range_loop)] // b also names the boundary after the last unit
         for b in 0..=n {
             while next_needle < order.len() && boundary_of[order[next_needle]] == b {
                 let i = order[next_needle];
