@@ -2,7 +2,7 @@
 //! and every kind of tokenizer, `--len` below the minimum is refused naming the minimum, and
 //! `--len` at that minimum makes rows.
 
-use crate::common::{fixture, gen, tmp};
+use crate::common::{gen, tmp, tokenizer_kinds};
 
 /// The minimum named by a refusal of `--len 8`, if the task states one.
 fn stated_minimum(args: &[&str]) -> Option<u64> {
@@ -19,15 +19,7 @@ fn stated_minimum(args: &[&str]) -> Option<u64> {
 
 #[test]
 fn every_stated_minimum_is_reachable() {
-    let tokenizers = [
-        "o200k".to_string(),
-        "cl100k".to_string(),
-        "gpt2".to_string(),
-        "chars".to_string(),
-        "words".to_string(),
-        fixture("tokenizer-bytelevel.json"),
-        fixture("tokenizer-metaspace.json"),
-    ];
+    let tokenizers = tokenizer_kinds();
     let tasks: [&[&str]; 12] = [
         &["niah"],
         &["niah", "--variant", "multikey"],

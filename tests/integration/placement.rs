@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::common::{fixture, generate, rows, tmp, Draw, TestRow};
+use crate::common::{fixture, generate, rows, tmp, tokenizer_kinds, Draw, TestRow};
 
 /// Cases per randomized test (CI runs more through `NEEDLEWORK_FUZZ_CASES`).
 fn cases(default: u64) -> u64 {
@@ -293,15 +293,7 @@ fn write_corpus(dir: &Path, draw: &mut Draw, script: &str) {
 
 #[test]
 fn unicode_corpora_fill_every_tokenizer_within_tolerance() {
-    let tokenizers = [
-        "o200k".to_string(),
-        "cl100k".to_string(),
-        "gpt2".to_string(),
-        "chars".to_string(),
-        "words".to_string(),
-        fixture("tokenizer-bytelevel.json"),
-        fixture("tokenizer-metaspace.json"),
-    ];
+    let tokenizers = tokenizer_kinds();
     let scripts = ["cjk", "arabic", "emoji", "combining", "mixed"];
     let mut draw = Draw(0xf111_0c0d_e5ca_1e02);
     let tmp = tmp();

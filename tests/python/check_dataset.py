@@ -156,12 +156,16 @@ def record_the_date(chat):
     from transformers.utils import chat_template_utils as ctu
 
     class Recorded(real.datetime):
+        recorded_by_check = True
+
         @classmethod
         def now(cls, tz=None):
             return cls(*RECORDED_DATE)
 
     held = getattr(ctu, "datetime", None)
-    if held is real.datetime:
+    if getattr(held, "recorded_by_check", False) or getattr(getattr(held, "datetime", None), "recorded_by_check", False):
+        pass  # fixed by an earlier call (one per dataset checked)
+    elif held is real.datetime:
         ctu.datetime = Recorded
     elif held is real:
         shim = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})

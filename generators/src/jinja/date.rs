@@ -21,29 +21,8 @@ const DAY: u32 = 1;
 /// Day of the week, Monday = 1 (ISO).
 const WEEKDAY: u32 = 3;
 const DAY_OF_YEAR: u32 = 1;
-const WEEK_NAMES: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
-const MONTH_NAMES: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
+/// English names, as Python's C locale gives them.
+use crate::haystack::prose::numbers::{MONTHS as MONTH_NAMES, WEEKDAYS as WEEK_NAMES};
 
 /// `strftime(format)` of the recorded moment.
 pub fn strftime_now(format: &str) -> Result<String, Error> {

@@ -289,6 +289,17 @@ pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
+/// One tokenizer of every kind gen reads: the three built-in OpenAI encodings, the two
+/// model-free counts, and a byte-level and a metaspace tokenizer.json.
+pub fn tokenizer_kinds() -> Vec<String> {
+    let mut all: Vec<String> = ["o200k", "cl100k", "gpt2", "chars", "words"]
+        .map(String::from)
+        .to_vec();
+    all.push(fixture("tokenizer-bytelevel.json"));
+    all.push(fixture("tokenizer-metaspace.json"));
+    all
+}
+
 /// SplitMix64: a test's own deterministic stream, independent of any crate.
 pub struct Draw(pub u64);
 
