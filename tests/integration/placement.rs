@@ -45,9 +45,8 @@ fn stands_between_sentences(
     i > 0 && ".!?。！？…؟۔।".contains(input[i - 1])
 }
 
-/// The char position where the row's context starts: after the template's opening text, which
-/// is the same for every row of a config; found as the longest prefix shared by two rows that
-/// differ in their haystack, or (one row) the first needle's position.
+/// Every fact of every row stands after a sentence end or a line break, or opens the context
+/// (which starts at char `context_start`).
 fn check_rows(label: &str, rows: &[TestRow], context_start: usize) {
     assert!(!rows.is_empty(), "{label}: no rows");
     for row in rows {
@@ -71,8 +70,9 @@ fn check_rows(label: &str, rows: &[TestRow], context_start: usize) {
     }
 }
 
-/// The characters before the context in `dir`'s rows: the template's head is the same text in
-/// every row, so the shortest common prefix of all rows bounds it from above.
+/// The characters before the context in these rows: the template's head is the same text in
+/// every row, so the shortest common prefix of all rows (and the first fact's position) bounds
+/// it from above.
 fn context_start(rows: &[TestRow]) -> usize {
     let first: Vec<char> = rows[0].input.chars().collect();
     let mut common = first.len();

@@ -11,6 +11,7 @@ pub mod lists;
 pub mod render;
 pub mod search;
 
+use crate::haystack::sentences::CLOSERS;
 use crate::haystack::{Unit, UnitStream};
 use crate::template::Frame;
 use crate::tokenizer::{Known, Tokenizer};
@@ -98,7 +99,7 @@ fn joins(c: char) -> bool {
 fn closes_sentence(text: &str) -> bool {
     let trimmed = text
         .trim_end()
-        .trim_end_matches(['"', '\'', '”', '’', ')', ']', '»', '」', '』', '）', '*']);
+        .trim_end_matches(|c| CLOSERS.contains(&c) || c == '*');
     trimmed.ends_with([
         '.', '!', '?', '。', '！', '？', '…', '‼', '⁇', '⁈', '⁉', '؟', '۔', '।', '॥', '።',
     ])

@@ -13,7 +13,8 @@ const ABBREVIATIONS: &[&str] = &[
     "nov", "dec", "approx", "dept", "est", "al", "ed", "eds",
 ];
 
-const CLOSERS: &[char] = &['"', '\'', '”', '’', ')', ']', '»', '」', '』', '）'];
+/// Closing quotes and brackets that may follow a sentence's terminator.
+pub(crate) const CLOSERS: &[char] = &['"', '\'', '”', '’', ')', ']', '»', '」', '』', '）'];
 
 /// Split one paragraph (no blank lines inside) into sentences, whitespace collapsed.
 pub fn split_sentences(paragraph: &str) -> Vec<String> {

@@ -381,21 +381,10 @@ pub fn most_frequent(words: &[String], ignored: &[String], n: usize) -> Option<V
 mod tests {
     use super::*;
 
-    use crate::{Template, Tokenizer};
+    use crate::Tokenizer;
 
     fn run(tok: Tokenizer, seed: u64) -> Run {
-        Run {
-            haystack: None,
-            tokenizer: tok,
-            template: Template::compile(
-                NAME,
-                crate::tasks::builtin_template(NAME, "default").unwrap(),
-            )
-            .unwrap(),
-            seed: seed.into(),
-            reserve: 120,
-            reader: Default::default(),
-        }
+        crate::tasks::plain_run(NAME, tok, seed, 120)
     }
 
     #[test]

@@ -318,21 +318,10 @@ mod tests {
     use super::*;
 
     use crate::tasks::cwe::most_frequent;
-    use crate::{Template, Tokenizer};
+    use crate::Tokenizer;
 
     fn run(tok: Tokenizer, seed: u64) -> Run {
-        Run {
-            haystack: None,
-            tokenizer: tok,
-            template: Template::compile(
-                NAME,
-                crate::tasks::builtin_template(NAME, "default").unwrap(),
-            )
-            .unwrap(),
-            seed: seed.into(),
-            reserve: 50,
-            reader: Default::default(),
-        }
+        crate::tasks::plain_run(NAME, tok, seed, 50)
     }
 
     /// A text counted from its words' counts takes the prompt tokens its whole rendering does,

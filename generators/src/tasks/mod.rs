@@ -188,6 +188,20 @@ pub fn builtin_template(task: &str, name: &str) -> Option<&'static str> {
         .map(|(_, s)| *s)
 }
 
+/// A run of `task`'s default template with no haystack, for the tasks' unit tests.
+#[cfg(test)]
+pub(crate) fn plain_run(task: &str, tok: crate::Tokenizer, seed: u64, reserve: u64) -> crate::Run {
+    crate::Run {
+        haystack: None,
+        tokenizer: tok,
+        template: crate::Template::compile(task, builtin_template(task, "default").unwrap())
+            .unwrap(),
+        seed: seed.into(),
+        reserve,
+        reader: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,21 +1,10 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::*;
-use crate::{Template, Tokenizer};
+use crate::Tokenizer;
 
 fn run(tok: Tokenizer, seed: u64) -> Run {
-    Run {
-        haystack: None,
-        tokenizer: tok,
-        template: Template::compile(
-            NAME,
-            crate::tasks::builtin_template(NAME, "default").unwrap(),
-        )
-        .unwrap(),
-        seed: seed.into(),
-        reserve: 0,
-        reader: Default::default(),
-    }
+    crate::tasks::plain_run(NAME, tok, seed, 0)
 }
 
 /// What a reader of the prompt sees: the edge lines between the graph's tags, and the question.
