@@ -265,7 +265,8 @@ fn check(dir: &Path, options: &VerifyOptions<'_>) -> Result<Verdict> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
-    let progress = Progress::new(claimed, quiet, "verifying");
+    let (rows, work) = crate::run::generate::planned_work(&plans, None);
+    let progress = Progress::new(rows, work, quiet, "verifying");
     let workers = Workers {
         pool: &pool,
         threads,

@@ -114,7 +114,8 @@ pub struct InputOverrides {
 pub struct ExportArgs {
     /// lm-eval, inspect, opencompass or ruler.
     pub harness: String,
-    /// The dataset directory (the files are written into <dir>/<harness>).
+    /// The dataset directory. The files are written into a folder of it named by the
+    /// harness: <dir>/lm_eval, <dir>/inspect, <dir>/opencompass or <dir>/ruler.
     pub dir: PathBuf,
     /// The dataset's name in task, group, module and variable names (letters, digits, _;
     /// default: the directory's name, made plain).

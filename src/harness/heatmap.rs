@@ -59,7 +59,9 @@ struct Layout {
 }
 
 impl Layout {
-    fn new(cells: &[GridScore]) -> Layout {
+    /// The grid's layout, wide enough for `title` at the title's size (a long config name in
+    /// a one-length grid was clipped at both sides).
+    fn new(cells: &[GridScore], title: &str) -> Layout {
         let mut lengths: Vec<u64> = cells.iter().map(|c| c.length).collect();
         lengths.sort_unstable();
         lengths.dedup();
@@ -69,7 +71,10 @@ impl Layout {
         let cell_w = (960 / lengths.len().max(1) as i32).clamp(24, 110);
         let cell_h = (560 / depths.len().max(1) as i32).clamp(14, 48);
         let (left, top) = (120, 60);
-        let width = (left + cell_w * lengths.len() as i32 + 140) as u32;
+        let grid_width = left + cell_w * lengths.len() as i32 + 140;
+        // 20-pixel sans-serif glyphs are at most about 12 pixels wide on average.
+        let title_width = 12 * title.chars().count() as i32 + 40;
+        let width = grid_width.max(title_width) as u32;
         let height = (top + cell_h * depths.len() as i32 + 80) as u32;
         Layout {
             lengths,
@@ -179,8 +184,8 @@ where
 /// Draw `heatmap_<config>.svg` and `.png` into `out`.
 pub fn draw(config: &str, cells: &[GridScore], out: &Path) -> Result<()> {
     register_font();
-    let layout = Layout::new(cells);
     let title = format!("{config}: accuracy by length and depth");
+    let layout = Layout::new(cells, &title);
     let svg = out.join(format!("heatmap_{config}.svg"));
     {
         let area = SVGBackend::new(&svg, (layout.width, layout.height)).into_drawing_area();
@@ -210,5 +215,20 @@ mod tests {
         assert_eq!(human(4096), "4k");
         assert_eq!(human(1 << 20), "1m");
         assert_eq!(human(32000), "32000");
+    }
+
+    #[test]
+    fn a_long_title_widens_a_narrow_grid() {
+        let cell = GridScore {
+            length: 4096,
+            depth: Some(50.0),
+            tally: Default::default(),
+        };
+        let short = Layout::new(std::slice::from_ref(&cell), "x");
+        let long_title = format!("{}: accuracy by length and depth", "c".repeat(60));
+        let long = Layout::new(std::slice::from_ref(&cell), &long_title);
+        assert_eq!(short.width, 120 + 110 + 140);
+        // Wide enough for every glyph at 12 pixels with a margin on each side.
+        assert!(long.width as usize >= 12 * long_title.chars().count() + 40);
     }
 }

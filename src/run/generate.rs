@@ -298,6 +298,57 @@ impl Plan<'_> {
     }
 }
 
+/// The work `plans` hold within `range` (every row when `None`): rows, and target tokens (a
+/// row of native size counts one), so progress and the opening line can say how much is left
+/// when lengths differ a thousandfold.
+pub fn planned_work(plans: &[Plan], range: Option<std::ops::Range<u64>>) -> (u64, u64) {
+    let (mut rows, mut tokens, mut base) = (0u64, 0u64, 0u64);
+    let range = range.unwrap_or(0..u64::MAX);
+    for plan in plans {
+        let per_part = plan.recipe.instance_count();
+        for _ in plan.parts {
+            let (lo, hi) = (range.start.max(base), range.end.min(base + per_part));
+            for i in lo..hi.max(lo) {
+                let per_cell = plan.recipe.rows_per_instance();
+                rows += per_cell;
+                tokens += cell_at(plan.recipe, i - base).length.max(1) * per_cell;
+            }
+            base += per_part;
+        }
+    }
+    (rows, tokens)
+}
+
+/// What a run is about to make, in one line: a long run should say so before it starts.
+fn opening_line(plans: &[Plan], rows: u64, tokens: u64) -> String {
+    let lengths = plans
+        .iter()
+        .flat_map(|p| p.recipe.lengths.iter().copied())
+        .filter(|&l| l > 0);
+    let (lo, hi) = lengths.fold((u64::MAX, 0), |(lo, hi), l| (lo.min(l), hi.max(l)));
+    let configs: u64 = plans.iter().map(|p| p.parts.len() as u64).sum();
+    let span = match (lo, hi) {
+        (u64::MAX, _) => "native sizes".to_string(),
+        (lo, hi) if lo == hi => format!("length {lo}"),
+        (lo, hi) => format!("lengths {lo}..{hi}"),
+    };
+    format!(
+        "making {rows} rows in {configs} config{}, {span}, about {} target tokens in all",
+        if configs == 1 { "" } else { "s" },
+        human_tokens(tokens)
+    )
+}
+
+/// 1234567 as `1.2M`: the opening line gives a size, not an audit.
+fn human_tokens(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000_000 => format!("{:.1}G", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.1}k", n as f64 / 1e3),
+        n => n.to_string(),
+    }
+}
+
 /// Who generates: the worker pool, its size (for batch sizes) and the progress bar.
 #[derive(Clone, Copy)]
 pub struct Workers<'a> {
@@ -391,7 +442,7 @@ pub fn write_parts(
                 |k| make_rows(plan, task.as_ref(), &cell_at(recipe, first + k)),
                 |rows| {
                     for row in rows {
-                        progress.advance(row.instance.length);
+                        progress.advance(row.instance.length, row.instance.target_length.max(1));
                         dataset_hash.update(row.content_hash.as_bytes());
                         writer.push(row)?;
                     }
@@ -481,8 +532,12 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
     let total: u64 = plans.iter().map(Plan::instances).sum();
     let range = shard.map(|s| s.range(total));
     let staging = Staging::create(&out)?;
-    let count = range.as_ref().map_or(total, |r| r.end - r.start);
-    let progress = Progress::new(count, quiet, "generating");
+    let (count, work) = planned_work(&plans, range.clone());
+    // At a terminal only, as the bar: logs and scripts keep one line per outcome.
+    if !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!("{}", opening_line(&plans, count, work));
+    }
+    let progress = Progress::new(count, work, quiet, "generating");
     let generator = Manifest::generator();
     let written = write_parts(
         &plans,

@@ -121,9 +121,18 @@ impl Secret {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o600);
         }
-        let mut file = options
-            .open(path)
-            .map_err(|e| usage(format!("cannot create --seed-file {}: {e}", path.display())))?;
+        let mut file = options.open(path).map_err(|e| {
+            let folder = path.parent().filter(|f| !f.as_os_str().is_empty());
+            match folder {
+                Some(f) if e.kind() == std::io::ErrorKind::NotFound && !f.is_dir() => usage(format!(
+                    "cannot create --seed-file {}: its folder {} does not exist (make it first: mkdir -p -m 700 {})",
+                    path.display(),
+                    f.display(),
+                    f.display()
+                )),
+                _ => usage(format!("cannot create --seed-file {}: {e}", path.display())),
+            }
+        })?;
         file.write_all(self.text().as_bytes())
             .and_then(|()| file.sync_all())
             .with_context(|| format!("cannot write --seed-file {}", path.display()))

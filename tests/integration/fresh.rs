@@ -162,6 +162,21 @@ fn seed_files_inside_the_dataset_and_misuse_are_refused() {
         "inside --out",
     );
     crate::common::assert_refused(&["niah", "--len", "1k", "--private"], &out, "--seed-file");
+    // A seed file in a folder that does not exist names the folder to make.
+    let missing = dir.path().join("secrets").join("x.key");
+    let missing_folder = dir.path().join("secrets");
+    crate::common::assert_refused(
+        &[
+            "niah",
+            "--len",
+            "1k",
+            "--private",
+            "--seed-file",
+            missing.to_str().unwrap(),
+        ],
+        &out,
+        &format!("its folder {} does not exist", missing_folder.display()),
+    );
     let o = gen(&[
         "niah",
         "--private",
