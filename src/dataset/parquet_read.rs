@@ -15,13 +15,13 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
-use arrow::array::{
+use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+use arrow_array::ArrowPrimitiveType;
+use arrow_array::{
     Array, ArrayRef, LargeStringArray, ListArray, PrimitiveArray, RecordBatch, StringArray,
     StringViewArray,
 };
-use arrow::datatypes::{
-    ArrowPrimitiveType, DataType, Float64Type, Int32Type, Int64Type, SchemaRef,
-};
+use arrow_schema::{DataType, SchemaRef};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 

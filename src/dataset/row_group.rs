@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use anyhow::Result;
-use arrow::array::RecordBatch;
+use arrow_array::RecordBatch;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };
@@ -88,8 +88,9 @@ fn encode_columns(
 mod tests {
     use super::*;
     use crate::dataset::writer::writer_properties;
-    use arrow::array::{ArrayRef, Int64Array, LargeStringArray, ListBuilder, StringBuilder};
-    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow_array::builder::{ListBuilder, StringBuilder};
+    use arrow_array::{ArrayRef, Int64Array, LargeStringArray};
+    use arrow_schema::{DataType, Field, Schema};
     use parquet::arrow::ArrowWriter;
     use std::sync::Arc;
 
@@ -137,7 +138,7 @@ mod tests {
                     Arc::new(Int64Array::from_iter_values(0..rows as i64)),
                     Arc::new(LargeStringArray::from_iter_values(&input)),
                     Arc::new(answers.finish()),
-                    Arc::new(arrow::array::StringArray::from_iter_values(&notes)),
+                    Arc::new(arrow_array::StringArray::from_iter_values(&notes)),
                 ];
                 RecordBatch::try_new(schema.clone(), columns).unwrap()
             };

@@ -4,11 +4,9 @@
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
-use arrow::array::{
-    ArrayRef, Float64Array, Float64Builder, Int32Array, Int64Array, Int64Builder, ListBuilder,
-    RecordBatch, StringArray, StringBuilder,
-};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow_array::builder::{Float64Builder, Int64Builder, ListBuilder, StringBuilder};
+use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use needlework_generators::{Instance, Metric};
 
 use crate::dataset::parquet_read::Columns;

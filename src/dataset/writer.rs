@@ -6,7 +6,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use arrow::array::LargeStringBuilder;
+use arrow_array::builder::LargeStringBuilder;
 use parquet::arrow::arrow_writer::ArrowRowGroupWriterFactory;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};

@@ -192,11 +192,33 @@ pub fn draw(config: &str, cells: &[GridScore], out: &Path) -> Result<()> {
         paint(&area, &title, cells, &layout)?;
     }
     let png = out.join(format!("heatmap_{config}.png"));
+    let (w, h) = (layout.width, layout.height);
+    let mut rgb = vec![0u8; 3 * w as usize * h as usize];
     {
-        let area = BitMapBackend::new(&png, (layout.width, layout.height)).into_drawing_area();
+        let area = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
         paint(&area, &title, cells, &layout)?;
     }
-    Ok(())
+    write_png(&png, &rgb, (w, h)).map_err(|e| anyhow!("cannot write {}: {e}", png.display()))
+}
+
+/// Encode an RGB buffer as PNG with the png crate directly, with the settings plotters' file
+/// backend used through the `image` crate (fast deflate, adaptive filtering from Sub), so the
+/// bytes are those it wrote, without compiling `image` and its JPEG and BMP codecs.
+fn write_png(
+    path: &Path,
+    rgb: &[u8],
+    (w, h): (u32, u32),
+) -> std::result::Result<(), png::EncodingError> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut encoder = png::Encoder::new(file, w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    encoder.set_filter(png::FilterType::Sub);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ fn output_is_byte_identical_across_runs_and_threads() {
 /// Rewrite `file` with `edit` applied to the first row's input (a tampered dataset for verify).
 fn rewrite_first_input(file: &Path, edit: impl Fn(&str) -> String) {
     use crate::common::parquet_read::Columns;
-    use arrow::array::{ArrayRef, LargeStringArray};
+    use arrow_array::{ArrayRef, LargeStringArray};
     use parquet::arrow::ArrowWriter;
     use std::sync::Arc;
     let batches = read_batches(file);
@@ -114,7 +114,7 @@ fn rewrite_first_input(file: &Path, edit: impl Fn(&str) -> String) {
             values[0] = edit(&values[0]);
             cols[idx] = Arc::new(LargeStringArray::from_iter_values(values));
         }
-        w.write(&arrow::record_batch::RecordBatch::try_new(schema.clone(), cols).unwrap())
+        w.write(&arrow_array::RecordBatch::try_new(schema.clone(), cols).unwrap())
             .unwrap();
     }
     w.close().unwrap();
@@ -414,8 +414,8 @@ fn written_files_match_the_schema_contract() {
         &std::fs::read_to_string(root().join("schemas/columns.json")).unwrap(),
     )
     .unwrap();
-    fn type_name(t: &arrow::datatypes::DataType) -> String {
-        use arrow::datatypes::DataType::*;
+    fn type_name(t: &arrow_schema::DataType) -> String {
+        use arrow_schema::DataType::*;
         match t {
             Utf8 => "string".into(),
             LargeUtf8 => "large_string".into(),

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use crate::common::parquet_read::{Columns, ParquetFile};
 use crate::common::tmp;
-use arrow::array::{
-    ArrayRef, Float64Array, Int32Array, Int64Array, LargeStringArray, ListBuilder, RecordBatch,
-    StringArray, StringBuilder, StringViewArray,
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::{
+    ArrayRef, Float64Array, Int32Array, Int64Array, LargeStringArray, RecordBatch, StringArray,
+    StringViewArray,
 };
 use parquet::arrow::ArrowWriter;
 

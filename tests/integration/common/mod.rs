@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use arrow::record_batch::RecordBatch;
+use arrow_array::RecordBatch;
 
 /// The reader `gen` uses, compiled into the tests too: a row the tests read is a row as `gen`
 /// reads it, and the reader is exercised on every dataset the tests write.

@@ -179,10 +179,11 @@ fn rewrite_shard(
     props: parquet::file::properties::WriterProperties,
     input_as_utf8: bool,
 ) -> Vec<u8> {
-    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow_array::{Array, LargeStringArray, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
     let batches = read_batches(path);
     let mut schema = (*batches[0].schema()).clone();
-    let mut columns: Vec<Vec<arrow::array::ArrayRef>> =
+    let mut columns: Vec<Vec<arrow_array::ArrayRef>> =
         batches.iter().map(|b| b.columns().to_vec()).collect();
     if input_as_utf8 {
         let i = schema.index_of("input").unwrap();
@@ -190,7 +191,9 @@ fn rewrite_shard(
         fields[i] = Field::new("input", DataType::Utf8, false);
         schema = Schema::new(fields);
         for c in &mut columns {
-            c[i] = arrow::compute::cast(&c[i], &DataType::Utf8).unwrap();
+            // The same strings with 32-bit offsets: what arrow's cast to utf8 makes.
+            let large = c[i].as_any().downcast_ref::<LargeStringArray>().unwrap();
+            c[i] = std::sync::Arc::new(large.iter().collect::<StringArray>());
         }
     }
     let schema = std::sync::Arc::new(schema);
@@ -198,7 +201,7 @@ fn rewrite_shard(
     let mut w =
         parquet::arrow::ArrowWriter::try_new(&mut buf, schema.clone(), Some(props)).unwrap();
     for c in columns {
-        w.write(&arrow::record_batch::RecordBatch::try_new(schema.clone(), c).unwrap())
+        w.write(&arrow_array::RecordBatch::try_new(schema.clone(), c).unwrap())
             .unwrap();
     }
     w.close().unwrap();
