@@ -147,6 +147,15 @@ fn gold_empty_and_half() {
                 // Two of six cells green, two red, two half-way (yellow).
                 let ratio = green as f64 / red as f64;
                 assert!((0.8..1.25).contains(&ratio), "{red} {green}");
+                // Byte for byte the PNG that plotters' file backend wrote through the image
+                // crate before the heatmap encoded its buffer with png itself (x86_64).
+                let bytes = std::fs::read(&png).unwrap();
+                assert_eq!(
+                    xxhash_rust::xxh3::xxh3_64(&bytes),
+                    0x2bf2_aa14_3544_c056,
+                    "{} bytes",
+                    bytes.len()
+                );
             }
         }
     }
