@@ -274,7 +274,9 @@ mod tests {
 
     #[test]
     fn each_scheduler_gives_its_index_and_count() {
-        let cases: [(&[(&str, &str)], u64, u64); 6] = [
+        // (variables, index, count)
+        type Case = (&'static [(&'static str, &'static str)], u64, u64);
+        let cases: [Case; 6] = [
             (
                 &[
                     ("SLURM_ARRAY_TASK_ID", "3"),

@@ -77,9 +77,12 @@ fn mtimes(dir: &Path) -> BTreeMap<String, SystemTime> {
         .collect()
 }
 
+/// Variables to set: (name, value).
+type Vars = Vec<(&'static str, String)>;
+
 /// The variables each scheduler sets for index `i` of 3 workers (Slurm: `--array=1-3`,
 /// whose task ids start at 1).
-fn scheduler_vars(i: u64) -> Vec<(&'static str, Vec<(&'static str, String)>, bool)> {
+fn scheduler_vars(i: u64) -> Vec<(&'static str, Vars, bool)> {
     let n = "3".to_string();
     vec![
         (
@@ -184,7 +187,7 @@ fn each_scheduler_makes_the_part_of_the_index_it_names_and_they_merge_into_one_m
 fn scheduler_refusals_name_the_variable_exit_2_and_write_nothing() {
     let t = tmp();
     let out = t.path().join("refused");
-    let cases: Vec<(Vec<(&str, String)>, [&str; 2], &str)> =
+    let cases: Vec<(Vars, [&str; 2], &str)> =
         vec![
         (vec![], ["env", "env"], "no scheduler's index is set"),
         (
