@@ -7,10 +7,13 @@
 # The array's size is the shard count: gen reads SLURM_ARRAY_TASK_ID, less
 # SLURM_ARRAY_TASK_MIN and divided by SLURM_ARRAY_TASK_STEP, and SLURM_ARRAY_TASK_COUNT, so
 # --array=0-15, 1-16 and 0-150:10 all work; a list with gaps (--array=1,4,9) is refused.
-# An array holds at most MaxArraySize-1 tasks (1001 by default: `scontrol show config | grep
-# MaxArraySize`); for more shards than that, SHARDS_PER_TASK=K makes K shards in each task.
-# A requeued task whose shard is already complete exits 0 at once, its part untouched; one
-# killed mid-way leaves only a hidden staging folder, and its rerun makes the shard again.
+# Task ids run to MaxArraySize-1, so an array holds at most MaxArraySize tasks (1001 by
+# default: `scontrol show config | grep MaxArraySize`); for more shards than that,
+# SHARDS_PER_TASK=K makes K shards in each task. Rerun a failed task with
+# `scontrol requeue <jobid>_<id>` (not `sbatch --array=<id>`, whose one-task array gen
+# refuses). A requeued task whose shard is already complete exits 0 at once, its part
+# untouched; one killed mid-way leaves a staging folder and its lock, and its rerun cleans
+# them up and makes the shard again.
 #SBATCH --job-name=needlework-shards
 #SBATCH --array=0-15
 #SBATCH --cpus-per-task=8

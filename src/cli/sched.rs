@@ -91,27 +91,34 @@ pub fn resolve(
         (None, None) => return Ok(None),
         (Some(n), Some(i)) if wants_env => {
             let found = Found::read(get)?;
-            let count = match n {
-                Given(n) => n,
-                FromEnv => found.count()?,
-            };
-            let index = match i {
-                Given(i) => i,
+            let (count, count_from) = match n {
+                Given(n) => (n, format!("--num-shards {n}")),
                 FromEnv => {
-                    let i = found.index;
-                    if count == 0 || count > MAX_SHARDS {
-                        return Shard::asked(Some(count), Some(0));
-                    }
-                    if i >= count {
+                    let (n, shown) = found.count()?;
+                    if n == 0 || n > MAX_SHARDS {
                         return Err(usage(format!(
-                            "invalid --shard-index env: {} gives index {i}, expected 0 to {} (--num-shards {count})",
-                            found.shown,
-                            count - 1
+                            "invalid --num-shards env: {shown} gives {n} shards, expected 1 to {MAX_SHARDS}"
                         )));
                     }
-                    i
+                    (n, format!("--num-shards {n} from {shown}"))
                 }
             };
+            let (index, index_from) = match i {
+                Given(i) => (i, format!("--shard-index {i}")),
+                FromEnv => (
+                    found.index,
+                    format!(
+                        "--shard-index env: {} gives index {}",
+                        found.shown, found.index
+                    ),
+                ),
+            };
+            if count > 0 && count <= MAX_SHARDS && index >= count {
+                return Err(usage(format!(
+                    "invalid {index_from}, expected 0 to {} ({count_from})",
+                    count - 1
+                )));
+            }
             (count, index)
         }
         _ => {
@@ -132,8 +139,6 @@ struct Found {
     shown: String,
     /// The count variable's value, read with the index.
     count: Option<String>,
-    /// Slurm's count as the array's range implies it, to check against its COUNT.
-    slurm_span: Option<u64>,
 }
 
 impl Found {
@@ -185,7 +190,6 @@ impl Found {
                 index: id,
                 shown,
                 count,
-                slurm_span: None,
             });
         }
         // Slurm numbers an array's tasks by --array=MIN-MAX:STEP; the shard is the task's
@@ -199,18 +203,38 @@ impl Found {
                 "--shard-index env: {shown} is not on its array's range (SLURM_ARRAY_TASK_MIN={min}, SLURM_ARRAY_TASK_STEP={step}): submit the array as --array=0-N-1"
             )));
         }
-        let slurm_span = max.map(|max| max.saturating_sub(min) / step + 1);
+        let range = || format!("SLURM_ARRAY_TASK_MIN={min}, SLURM_ARRAY_TASK_STEP={step}");
+        let count = match count {
+            Some(c) => Some(number("SLURM_ARRAY_TASK_COUNT", &c)?),
+            None => None,
+        };
+        if let (Some(max), Some(n)) = (max, count) {
+            // A list such as --array=1,4,9 has gaps: its task ids are not one range.
+            let span = max.checked_sub(min).and_then(|d| (d / step).checked_add(1));
+            if span != Some(n) {
+                return Err(usage(format!(
+                    "--shard-index env: the Slurm array is not one range (SLURM_ARRAY_TASK_COUNT={n}, but {}, SLURM_ARRAY_TASK_MAX={max}): submit it as --array=0-N-1",
+                    range()
+                )));
+            }
+        }
+        if count == Some(1) {
+            // `sbatch --array=7` to rerun task 7 makes a one-task array whose only task is
+            // index 0 of 1: the whole dataset, not shard 7.
+            return Err(usage(format!(
+                "--shard-index env: {shown} is the only task of its array (SLURM_ARRAY_TASK_COUNT=1), so it names no shard of a larger one: requeue a failed task with `scontrol requeue JOBID_{id}`, which keeps its array's variables, or give --num-shards N --shard-index I"
+            )));
+        }
         Ok(Found {
             scheduler,
             index: (id - min) / step,
             shown: format!("{shown} (array from {min} by {step})"),
-            count,
-            slurm_span,
+            count: count.map(|n| n.to_string()),
         })
     }
 
-    /// The worker count the scheduler gives.
-    fn count(&self) -> Result<u64> {
+    /// The worker count the scheduler gives, and how errors name it (`BATCH_TASK_COUNT=6`).
+    fn count(&self) -> Result<(u64, String)> {
         let s = self.scheduler;
         let Some(name) = s.count else {
             return Err(usage(format!(
@@ -229,15 +253,7 @@ impl Found {
                 "invalid {name}='{value}' (read for --num-shards env): expected a whole number"
             ))
         })?;
-        if let Some(span) = self.slurm_span {
-            // A list such as --array=1,4,9 has gaps: its task ids are not one range.
-            if span != n {
-                return Err(usage(format!(
-                    "--num-shards env: the Slurm array is not one range ({name}={n}, but its MIN, MAX and STEP span {span} tasks): submit it as --array=0-N-1"
-                )));
-            }
-        }
-        Ok(n)
+        Ok((n, format!("{name}={value}")))
     }
 }
 
@@ -411,7 +427,17 @@ mod tests {
             ("BATCH_TASK_INDEX", "0"),
             ("BATCH_TASK_COUNT", "0"),
         ]));
-        assert!(m.contains("--num-shards 0"), "{m}");
+        assert!(m.contains("BATCH_TASK_COUNT=0 gives 0 shards"), "{m}");
+        // An index given beside a count read: the count's variable is named.
+        let m = message(resolve(
+            Some(FromEnv),
+            Some(Given(5)),
+            &env(&[("BATCH_TASK_INDEX", "0"), ("BATCH_TASK_COUNT", "3")]),
+        ));
+        assert!(
+            m.contains("--shard-index 5") && m.contains("from BATCH_TASK_COUNT=3"),
+            "{m}"
+        );
 
         // Kubernetes has no count variable.
         let m = message(both_env(&[("JOB_COMPLETION_INDEX", "0")]));
@@ -435,6 +461,33 @@ mod tests {
         ];
         let m = message(both_env(&list));
         assert!(m.contains("not one range"), "{m}");
+        // ... also when the count is given on the command line.
+        let m = message(resolve(Some(Given(4)), Some(FromEnv), &env(&list)));
+        assert!(m.contains("not one range"), "{m}");
+        // A maximum below the minimum, or one whose span overflows.
+        for (min, max) in [("5", "3"), ("0", "18446744073709551615")] {
+            let m = message(both_env(&[
+                ("SLURM_ARRAY_TASK_ID", "5"),
+                ("SLURM_ARRAY_TASK_MIN", min),
+                ("SLURM_ARRAY_TASK_MAX", max),
+                ("SLURM_ARRAY_TASK_COUNT", "1"),
+            ]));
+            assert!(
+                m.contains("not one range") || m.contains("only task"),
+                "{m}"
+            );
+        }
+        // `sbatch --array=7` to rerun task 7: a one-task array names no shard.
+        let m = message(both_env(&[
+            ("SLURM_ARRAY_TASK_ID", "7"),
+            ("SLURM_ARRAY_TASK_MIN", "7"),
+            ("SLURM_ARRAY_TASK_MAX", "7"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+        ]));
+        assert!(
+            m.contains("only task of its array") && m.contains("scontrol requeue"),
+            "{m}"
+        );
         // Below the minimum, or between steps.
         let m = message(both_env(&[
             ("SLURM_ARRAY_TASK_ID", "15"),
@@ -492,7 +545,12 @@ mod tests {
                 Given(count)
             };
             let got = resolve(Some(flag_count), Some(FromEnv), &env(&pairs));
-            let want = Shard::asked(Some(count), Some(index));
+            // A one-task Slurm array is refused: it names no shard of a larger one.
+            let want = if which == 0 && count == 1 {
+                Err(usage("one-task array"))
+            } else {
+                Shard::asked(Some(count), Some(index))
+            };
             match (got, want) {
                 (Ok(g), Ok(w)) => assert_eq!(g, w, "{pairs:?}"),
                 (Err(g), Err(_)) => assert!(

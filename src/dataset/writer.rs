@@ -63,12 +63,22 @@ fn modified(path: &Path) -> Option<std::time::SystemTime> {
     fs::symlink_metadata(path).and_then(|m| m.modified()).ok()
 }
 
-/// The exclusive right to write `out`: a file `.NAME.lock` next to it holding our PID, made
-/// with an exclusive create and removed on drop. A lock whose PID is dead is stale and taken
-/// over; a live one refuses (exit 2, naming the PID).
+/// The exclusive right to write `out`: a file `.NAME.lock` next to it holding our PID, held
+/// with an exclusive advisory lock (`flock`) for the run and removed on drop. The kernel
+/// drops the lock when its process dies, however it dies and whatever PID namespace it ran in,
+/// so a retried container (PID 1 again) or a retry on another node of a shared file system
+/// takes over a killed run's lock; a live holder refuses (exit 2, naming its PID). On a file
+/// system without advisory locks the PID alone decides, as before.
 pub struct OutLock {
     path: PathBuf,
+    /// The open lock file while we hold its advisory lock; `None` when the file system has
+    /// none (the PID in the file is then the only claim).
+    held: Option<File>,
 }
+
+/// How often a writer retries a busy lock before refusing: a reader (`verify`) takes it
+/// shared for an instant, which must not refuse a writer.
+const LOCK_TRIES: u32 = 10;
 
 impl OutLock {
     /// Take the lock for `out`, creating its parent directory if needed.
@@ -96,23 +106,90 @@ impl OutLock {
             ))
         })?;
         let path = parent.join(format!(".{name}.lock"));
+        let cannot_write = |e: std::io::Error| {
+            usage(format!(
+                "cannot write --out {}: cannot create files in {} ({e})",
+                out.display(),
+                parent.display()
+            ))
+        };
+        for attempt in 0..LOCK_TRIES {
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(cannot_write)?;
+            match file.try_lock() {
+                Ok(()) => {
+                    // The holder before us may have removed the file after we opened it: the
+                    // lock must be on the file the path names now.
+                    if !same_file(&file, &path) {
+                        continue;
+                    }
+                    file.set_len(0).map_err(cannot_write)?;
+                    (&file)
+                        .write_all(format!("{}\n", std::process::id()).as_bytes())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    return Ok(OutLock {
+                        path,
+                        held: Some(file),
+                    });
+                }
+                Err(fs::TryLockError::WouldBlock) if attempt + 1 < LOCK_TRIES => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    let text = fs::read_to_string(&path).unwrap_or_default();
+                    return Err(usage(match text.trim().parse::<u32>() {
+                        Ok(pid) => format!(
+                            "another gen (PID {pid}) is writing {}: wait for it to finish",
+                            out.display()
+                        ),
+                        Err(_) => format!(
+                            "another gen is starting to write {}: wait for it to finish",
+                            out.display()
+                        ),
+                    }));
+                }
+                Err(fs::TryLockError::Error(_)) => {
+                    drop(file);
+                    return Self::acquire_by_pid(out, &path);
+                }
+            }
+        }
+        Err(usage(format!(
+            "another gen is writing {}: {} keeps reappearing",
+            out.display(),
+            path.display()
+        )))
+    }
+
+    /// The lock where the file system has no advisory locks: a file made with an exclusive
+    /// create, holding our PID; a lock whose PID is dead is stale and taken over.
+    fn acquire_by_pid(out: &Path, path: &Path) -> Result<OutLock> {
+        let parent = path.parent().unwrap_or(Path::new("."));
         for _ in 0..2 {
             match fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
-                .open(&path)
+                .open(path)
             {
                 Ok(mut f) => {
-                    let lock = OutLock { path: path.clone() };
+                    let lock = OutLock {
+                        path: path.to_path_buf(),
+                        held: None,
+                    };
                     writeln!(f, "{}", std::process::id())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     return Ok(lock);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let text = fs::read_to_string(&path).unwrap_or_default();
+                    let text = fs::read_to_string(path).unwrap_or_default();
                     match text.trim().parse::<u32>() {
-                        Ok(pid) if !pid_alive(pid, modified(&path)) => {
-                            fs::remove_file(&path).ok();
+                        Ok(pid) if !pid_alive(pid, modified(path)) => {
+                            fs::remove_file(path).ok();
                         }
                         Ok(pid) => {
                             return Err(usage(format!(
@@ -155,12 +232,22 @@ impl OutLock {
         spellings.into_iter().find_map(|spelled| {
             let (parent, name) = parent_and_name(&spelled);
             let path = parent.join(format!(".{name}.lock"));
-            let text = fs::read_to_string(&path).ok()?;
-            match text.trim().parse::<u32>() {
-                Ok(pid) if pid_alive(pid, modified(&path)) => Some(format!("gen (PID {pid})")),
-                Ok(_) => None,
-                Err(_) => Some(format!("a gen whose lock {} holds no PID", path.display())),
-            }
+            let file = File::open(&path).ok()?;
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            let pid = text.trim().parse::<u32>();
+            let busy = match file.try_lock_shared() {
+                // Held by a writer: exact, whatever its PID namespace or host.
+                Err(fs::TryLockError::WouldBlock) => true,
+                Ok(()) => false,
+                // No advisory locks here: the PID alone tells.
+                Err(fs::TryLockError::Error(_)) => pid
+                    .as_ref()
+                    .map_or(true, |&pid| pid_alive(pid, modified(&path))),
+            };
+            busy.then(|| match pid {
+                Ok(pid) => format!("gen (PID {pid})"),
+                Err(_) => format!("a gen whose lock {} holds no PID", path.display()),
+            })
         })
     }
 
@@ -176,17 +263,21 @@ impl OutLock {
         };
         let tmp = format!(".{name}.tmp-");
         let old = format!(".{name}.old");
+        let exact = self.held.is_some();
         for entry in entries.flatten() {
             let file = entry.file_name().to_string_lossy().into_owned();
             let path = entry.path();
+            // Under an advisory lock no other gen is writing `out`, so every staging or
+            // set-aside folder of it is a killed run's, whatever PID it names (a retried
+            // container reuses PID 1); without one, a live PID keeps its folder.
+            let dead = |pid: u32| exact || !pid_alive(pid, modified(&path));
             let stale = if let Some(pid) = file.strip_prefix(&tmp) {
-                pid.parse::<u32>()
-                    .is_ok_and(|pid| !pid_alive(pid, modified(&path)))
+                pid.parse::<u32>().is_ok_and(dead)
             } else if let Some(rest) = file.strip_prefix(&old) {
                 let pid = rest.strip_prefix('-').map(str::parse::<u32>);
                 match pid {
                     None if rest.is_empty() => true,
-                    Some(Ok(pid)) => !pid_alive(pid, modified(&path)),
+                    Some(Ok(pid)) => dead(pid),
                     _ => false,
                 }
             } else {
@@ -215,7 +306,25 @@ impl OutLock {
 
 impl Drop for OutLock {
     fn drop(&mut self) {
+        // Removed while still locked; the advisory lock goes with the file handle after.
         fs::remove_file(&self.path).ok();
+    }
+}
+
+/// Whether `file` is the file `path` names now (not one removed since it was opened).
+fn same_file(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        path.exists()
     }
 }
 

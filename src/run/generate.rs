@@ -539,6 +539,7 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
         jsonl,
         shard,
         force,
+        seed_file,
         ..
     } = job;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -569,6 +570,10 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
         if !force && out.join("part.json").is_file() {
             return keep_finished_part(&out, plan, s);
         }
+    }
+    // Every check has passed: a newly drawn seed is kept now, before any row is written.
+    if let Some(f) = &seed_file {
+        f.keep()?;
     }
     let staging = Staging::create(&out)?;
     let (count, work) = planned_work(&plans, range.clone());

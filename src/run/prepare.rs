@@ -63,6 +63,8 @@ pub struct Job {
     pub shard: Option<Shard>,
     /// `--force`: a shard's complete part in `out` is made again instead of kept.
     pub force: bool,
+    /// A newly drawn private seed, written to its file once every check has passed.
+    pub seed_file: Option<SeedFile>,
     /// The lock on `out`, held until the job (and so the generation) is dropped.
     pub _lock: OutLock,
 }
@@ -546,18 +548,18 @@ fn out_of(config: &Config, task: &str) -> Result<PathBuf> {
 pub fn build_job(options: TaskParams, config: &Config) -> Result<Job> {
     let threads = config.threads;
     let shard = config.shard;
-    let entry = build_entry(options, config)?;
+    let mut entry = build_entry(options, config)?;
     let task = entry.parts[0].1.as_ref();
     let haystack = haystack_of(config, task);
     let out = out_of(config, task.name())?;
     let rerun = Rerun::of(shard);
     let lock = check_out(&out, config.force, rerun, &inputs_of(config, &haystack))?;
-    // Every check has passed: a newly drawn seed is kept now, before any row is written.
-    if let Some(f) = &entry.seed_file {
-        f.keep()?;
-    }
+    // Kept by generation once every check has passed (a shard's rerun checks its part
+    // first), before any row is written.
+    let seed_file = entry.seed_file.take();
     Ok(Job {
         suite: None,
+        seed_file,
         entries: vec![entry],
         out,
         threads,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::head::Head;
 use crate::dataset::manifest::{FileEntry, Generator, MAX_MANIFEST_BYTES};
+use crate::dataset::parquet_read::ParquetFile;
 use crate::dataset::writer::hash_file;
 use crate::usage::usage;
 
@@ -135,6 +136,7 @@ impl PartManifest {
     /// Whether the files the part lists are all there as it wrote them (inside the part, of
     /// their size and hash) and hold its rows; why not, when not.
     pub fn check_files(&self, dir: &Path) -> std::result::Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
         for file in &self.files {
             let inside = Path::new(&file.path)
                 .components()
@@ -147,6 +149,18 @@ impl PartManifest {
                 return Err(format!(
                     "file {} is missing or changed since shard {} wrote it",
                     file.path, self.shard_index
+                ));
+            }
+            // An edited part.json may list a file twice or misstate its rows: its hash
+            // still matches, so the file itself is asked.
+            if !seen.insert(file.path.as_str()) {
+                return Err(format!("part.json lists file {} twice", file.path));
+            }
+            let rows = ParquetFile::open(&path).map(|f| f.num_rows());
+            if rows.as_ref().ok() != Some(&(file.rows as i64)) {
+                return Err(format!(
+                    "file {} does not hold the {} rows part.json says",
+                    file.path, file.rows
                 ));
             }
         }

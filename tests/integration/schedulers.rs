@@ -330,6 +330,99 @@ fn a_rerun_of_a_complete_shard_keeps_its_part_and_any_other_part_is_refused() {
     assert!(run(&["-q", "--force"], "1").status.success());
     assert_eq!(tree(&part), bytes, "--force remade the same part");
 
+    // A part.json edited to list one file twice (its hash still matches) or to misstate a
+    // file's rows is not a complete part.
+    let two = t.path().join("two-files");
+    let make_two = |force: bool| {
+        let mut a = RECIPE.to_vec();
+        a.extend([
+            "--rows-per-file",
+            "1",
+            "--num-shards",
+            "3",
+            "--shard-index",
+            "1",
+        ]);
+        a.extend(["--out", s(&two), "-q"]);
+        if force {
+            a.push("--force");
+        }
+        gen_env(&a, &[])
+    };
+    assert!(make_two(false).status.success());
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(two.join("part.json")).unwrap()).unwrap();
+    assert_eq!(manifest["files"].as_array().unwrap().len(), 2);
+    let edit = |change: &dyn Fn(&mut serde_json::Value)| {
+        let mut m = manifest.clone();
+        change(&mut m);
+        std::fs::write(
+            two.join("part.json"),
+            serde_json::to_vec_pretty(&m).unwrap(),
+        )
+        .unwrap();
+    };
+    edit(&|m| {
+        let first = m["files"][0].clone();
+        m["files"][1] = first;
+    });
+    let o = make_two(false);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("lists file"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    edit(&|m| {
+        let files = m["files"].as_array_mut().unwrap();
+        files.pop();
+        files[0]["rows"] = serde_json::json!(2);
+    });
+    let o = make_two(false);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("does not hold the 2 rows"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(make_two(true).status.success());
+
+    // A private shard's rerun with a new --seed-file is refused and writes no seed file.
+    let private = t.path().join("private");
+    let keys = t.path().join("keys");
+    std::fs::create_dir(&keys).unwrap();
+    let private_run = |seed_file: &str| {
+        let mut a = RECIPE.to_vec();
+        let f = keys.join(seed_file);
+        a.extend([
+            "--private",
+            "--seed-file",
+            s(&f),
+            "--num-shards",
+            "3",
+            "--shard-index",
+            "0",
+        ]);
+        a.extend(["--out", s(&private), "-q"]);
+        gen_env(&a, &[])
+    };
+    assert!(private_run("a.key").status.success());
+    assert!(
+        private_run("a.key").status.success(),
+        "the same seed file: kept"
+    );
+    let o = private_run("b.key");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !keys.join("b.key").exists(),
+        "a refused rerun wrote a new seed file"
+    );
+
     // A suite's shard is kept the same way.
     let suite_part = t.path().join("suite-part");
     let suite = |quiet: bool| {

@@ -86,6 +86,11 @@ def slurm(gen: str, work: Path, whole: Path) -> None:
     for t in range(1, 5):
         run(["bash", str(script)], task_env(t, 1, 4), f"slurm task {t}")
     retried_worker_keeps(["bash", str(script)], task_env(2, 1, 4), parts / "2", "slurm (requeued task 2)")
+    # `sbatch --array=3` to rerun task 3: a one-task array, refused rather than made shard 0 of 1.
+    p = subprocess.run(["bash", str(script)], env=dict(os.environ, **task_env(3, 3, 3)),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 2 or "scontrol requeue" not in p.stderr:
+        fail(f"slurm: a one-task array resubmission was not refused: exit {p.returncode}: {p.stderr!r}")
     merged_equals_whole(gen, sorted(parts.iterdir()), work / "slurm-merged", whole, "slurm")
     print("ok slurm: --array=1-4 made shards 0..3 by --shard-index env; a requeued task kept its shard; merged == one machine")
     # More shards than array tasks: 2 tasks of 3 shards each.
@@ -112,12 +117,20 @@ def kubernetes(gen: str, work: Path, whole: Path) -> None:
     command = container["command"] + [a.replace(mount, str(work / "k8s-volume")) for a in container["args"]]
     shards = 3
     env.update(RECIPE=RECIPE, SHARDS=str(shards), PATH=f"{Path(gen).resolve().parent}:{os.environ['PATH']}")
+    volume = work / "k8s-volume" / "ruler-parts"
+    volume.mkdir(parents=True)
+    # Pod 2's first attempt was killed: it left its lock naming PID 1 (a container's PID, which
+    # the retry has too) and its staging folder. The retry must take both over.
+    (volume / ".2.lock").write_text("1\n")
+    (volume / ".2.tmp-1").mkdir()
     for i in range(shards):
         run(command, dict(env, JOB_COMPLETION_INDEX=str(i)), f"kubernetes pod {i}")
-    parts = sorted((work / "k8s-volume" / "ruler-parts").iterdir())
+    parts = sorted(p for p in volume.iterdir() if not p.name.startswith("."))
+    if len(parts) != shards or any(p.name.startswith(".") for p in volume.iterdir()):
+        fail(f"kubernetes: the volume holds {sorted(p.name for p in volume.iterdir())}, not the {shards} parts alone")
     retried_worker_keeps(command, dict(env, JOB_COMPLETION_INDEX="1"), parts[1], "kubernetes (retried pod 1)")
     merged_equals_whole(gen, parts, work / "k8s-merged", whole, "kubernetes")
-    print(f"ok kubernetes: the Indexed Job's command ran as {shards} pods (JOB_COMPLETION_INDEX); a retried pod kept its shard; merged == one machine")
+    print(f"ok kubernetes: the Indexed Job's command ran as {shards} pods (JOB_COMPLETION_INDEX), one retried after a kill (its lock named PID 1); a retried pod kept its shard; merged == one machine")
 
 
 def array_jobs(gen: str, work: Path, whole: Path) -> None:

@@ -568,10 +568,6 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
         );
     }
     let lock = check_out(&out, a.force, Rerun::of(shard), &inputs)?;
-    // Every check has passed: a newly drawn seed is kept now, before any row is written.
-    if let Some(f) = &fresh.seed_file {
-        f.keep()?;
-    }
     if !a.quiet {
         for s in &skipped {
             eprintln!("skipped {}: {}", s.config, s.why);
@@ -599,6 +595,7 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
         jsonl: a.jsonl,
         shard,
         force: a.force,
+        seed_file: fresh.seed_file,
         _lock: lock,
     })
 }
