@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from . import GenError, _flag, _run, find_gen
+from .metrics import CHAT_TURNS_FILE
 
 __all__ = [
     "Recipe",
@@ -54,6 +55,10 @@ FILE_OPTIONS = ("haystack", "qa_data", "qa2_data", "data", "seed_file")
 
 # Folders in progress: `.<key>.part-<pid>-<random>` beside the finished `<key>`.
 PART = ".part-"
+
+# Inside a recipe's folder: the dataset, the recipe, and the rendered chat (chat templates).
+DATASET = "dataset"
+RECORD = "first_use.json"
 
 
 def _say(message: str) -> None:
@@ -295,12 +300,17 @@ def recipe(task: str, settings: Mapping[str, Any]) -> Recipe:
 _VERIFIED: Dict[str, bool] = {}
 
 
-def _verifies(folder: Path) -> Tuple[bool, str]:
-    """Whether ``gen verify`` passes on ``folder``, and gen's message when it does not."""
-    if not (folder / "manifest.json").is_file():
-        return False, "it has no manifest.json"
+def _verifies(folder: Path, r: Recipe) -> Tuple[bool, str]:
+    """Whether ``folder`` is complete and ``gen verify`` passes on its dataset; else why not."""
+    data = folder / DATASET
+    want = [data / "manifest.json", folder / RECORD]
+    if "chat_template" in r.options:
+        want.append(folder / CHAT_TURNS_FILE)
+    missing = [str(p.relative_to(folder)) for p in want if not p.is_file()]
+    if missing:
+        return False, f"it has no {', '.join(missing)}"
     try:
-        _run(["verify", str(folder), "-q"])
+        _run(["verify", str(data), "-q"])
     except GenError as e:
         return False, e.message
     return True, ""
@@ -326,17 +336,21 @@ def _clean_parts(root: Path, key: str) -> None:
 
 
 def _make(r: Recipe, part: Path) -> None:
-    """Generate the dataset into ``part`` with the files the package's tasks read beside it:
-    the inspect_ai task module (``inspect/``) and, with a chat template, the rendered chat of
-    each row (``chat_turns.jsonl``, from ``gen export lm-eval``)."""
-    _run([*r.argv(), "--out", str(part), "-q"])
-    _run(["export", "inspect", str(part)])
+    """Make the recipe's folder at ``part``: the dataset (``dataset/``, with the inspect_ai
+    task ``gen export inspect`` writes into it), the recipe (``first_use.json``) and, with a
+    chat template, the rendered chat of each row (``chat_turns.jsonl``, from ``gen export
+    lm-eval``). Only the dataset is inside ``dataset/``: ``gen verify`` refuses files its
+    manifest does not list."""
+    part.mkdir()
+    data = part / DATASET
+    _run([*r.argv(), "--out", str(data), "-q"])
+    _run(["export", "inspect", str(data)])
     if "chat_template" in r.options:
-        _run(["export", "lm-eval", str(part)])
+        _run(["export", "lm-eval", str(data)])
         # Only the rendered chat is kept: the exported YAMLs name this temporary folder.
-        os.replace(part / "lm_eval" / "chat_turns.jsonl", part / "chat_turns.jsonl")
-        shutil.rmtree(part / "lm_eval")
-    (part / "first_use.json").write_text(
+        os.replace(data / "lm_eval" / CHAT_TURNS_FILE, part / CHAT_TURNS_FILE)
+        shutil.rmtree(data / "lm_eval")
+    (part / RECORD).write_text(
         json.dumps(
             {"gen": r.gen_version, "task": r.task, "options": r.options, "files": r.files, "digest": r.digest()},
             indent=2,
@@ -348,7 +362,8 @@ def _make(r: Recipe, part: Path) -> None:
 
 
 def prepare(task: str, settings: Mapping[str, Any]) -> Path:
-    """The dataset folder of the recipe ``settings`` describe, made on first use.
+    """The dataset of the recipe ``settings`` describe (``<cache>/<key>/dataset``), made on
+    first use.
 
     An existing folder for the recipe that ``gen verify`` passes is used as it is; one that
     fails is removed (renamed aside first, so no reader sees it half deleted) and made again.
@@ -359,13 +374,13 @@ def prepare(task: str, settings: Mapping[str, Any]) -> Path:
     final = root / r.key()
     what = " ".join(r.task) + " (" + ", ".join(f"{k}={v}" for k, v in sorted(r.options.items())) + ")"
     if _VERIFIED.get(str(final)):
-        return final
+        return final / DATASET
     if final.exists():
-        ok, why = _verifies(final)
+        ok, why = _verifies(final, r)
         if ok:
             _say(f"needlework: using cached {what} at {final} (verified)")
             _VERIFIED[str(final)] = True
-            return final
+            return final / DATASET
         bad = root / f".{r.key()}.bad-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         _say(f"needlework: cached {final} fails gen verify ({why}); removing it and generating again")
         try:
@@ -387,7 +402,7 @@ def prepare(task: str, settings: Mapping[str, Any]) -> Path:
             if not final.is_dir():
                 raise
             shutil.rmtree(part, ignore_errors=True)
-            ok, why = _verifies(final)
+            ok, why = _verifies(final, r)
             if not ok:
                 raise GenError(f"{final} (made by another first use) fails gen verify: {why}", 1)
             _say(f"needlework: another process made {final} first; using it (verified)")
@@ -395,7 +410,7 @@ def prepare(task: str, settings: Mapping[str, Any]) -> Path:
         shutil.rmtree(part, ignore_errors=True)
         raise
     _VERIFIED[str(final)] = True
-    return final
+    return final / DATASET
 
 
 def configs(folder: Path) -> List[str]:

@@ -76,7 +76,8 @@ def folders(cache: Path) -> List[Path]:
 
 
 def prompts(folder: Path) -> Dict[str, str]:
-    out = subprocess.run([needlework.find_gen(), "inspect", str(folder), "--prompts"], check=True,
+    """`gen inspect --prompts` of a recipe folder's dataset: what prompt_tokens counted."""
+    out = subprocess.run([needlework.find_gen(), "inspect", str(folder / "dataset"), "--prompts"], check=True,
                          capture_output=True).stdout.decode("utf-8")
     return {r["id"]: r["prompt"] for r in map(json.loads, out.splitlines())}
 
@@ -92,7 +93,7 @@ def first_then_cached(name: str, argv: List[str], cache: Path) -> Tuple[Path, st
     (folder,) = folders(cache)
     if not made[0].endswith(f"into {folder}"):
         fail(f"{name}: the log names another folder than {folder}: {made[0]}")
-    needlework.verify(folder)
+    needlework.verify(folder / "dataset")
     before = snapshot(cache)
     second = run(argv, cache, WORK / f"{name}-2.log")
     if lines(second, GENERATING) or len(lines(second, CACHED)) != 1 or "(verified)" not in lines(second, CACHED)[0]:
@@ -163,9 +164,13 @@ def lm_eval_checks() -> None:
     _, samples = lm_eval_results(WORK / "lm-chat", "needlework_niah")
     check_sent("lm-eval chat template", new[0], samples)
 
-    # An explicit tokenizer file in --metadata, and RULER's group: one suite for its tasks.
+
+
+def lm_eval_ruler_checks() -> None:
+    """An explicit tokenizer file in --metadata, and RULER's group: one suite for its tasks."""
+    lm = [str(BIN / "lm_eval"), "--model", "dummy", "--include_path", str(TASKS_DIR)]
     cache = WORK / "cache-ruler"
-    ruler = {"len": "2k", "samples": 2, "tokenizer": str(FIX / "tokenizer-bytelevel.json")}
+    ruler = {"len": "4k", "samples": 2, "tokenizer": str(FIX / "tokenizer-bytelevel.json")}
     argv = lm + ["--tasks", "needlework_ruler", "--metadata", json.dumps(ruler), "--output_path", str(WORK / "lm-ruler")]
     text = run(argv, cache, WORK / "lm-ruler.log")
     (suite,) = folders(cache)
@@ -173,8 +178,8 @@ def lm_eval_checks() -> None:
         fail(f"lm-eval ruler: the suite should be generated once, got {lines(text, GENERATING)}")
     results, _ = lm_eval_results(WORK / "lm-ruler")
     tasks = [t for t in results["results"] if t.startswith("needlework_ruler_")]
-    if len(tasks) != len(first_use.configs(suite)) or "needlework_ruler" not in results["results"]:
-        fail(f"lm-eval ruler: tasks {tasks}, the suite has {first_use.configs(suite)}")
+    if len(tasks) != len(first_use.configs(suite / "dataset")) or "needlework_ruler" not in results["results"]:
+        fail(f"lm-eval ruler: tasks {tasks}, the suite has {first_use.configs(suite / 'dataset')}")
     if UNEVEN in text:
         fail("lm-eval ruler warned that metrics were scored on different numbers of documents")
     print(f"ok lm-eval ruler: one suite ({suite.name}) for {len(tasks)} tasks and the group, tokenizer from --metadata")
@@ -200,7 +205,7 @@ def inspect_checks() -> None:
             fail(f"inspect: run {log.status}, {log.results and log.results.total_samples} samples (expected 2)")
     # Gold answers through the packaged task (the cache now holds the data): accuracy 1.0.
     os.environ["NEEDLEWORK_CACHE"] = str(cache)
-    rows = needlework.load(folder, first_use.configs(folder)[0])
+    rows = needlework.load(folder / "dataset", first_use.configs(folder / "dataset")[0])
     rows = rows["test"] if hasattr(rows, "keys") else rows.to_pylist()
     gold = [", ".join(r["answers"]) if r["metric"] in ("all", "any") else r["target"] for r in rows]
     model = get_model("mockllm/model", custom_outputs=[ModelOutput.from_content(model="mockllm/model", content=g) for g in gold])
@@ -210,6 +215,62 @@ def inspect_checks() -> None:
     if log.status != "success" or metrics.get("accuracy") != 1.0:
         fail(f"inspect: gold answers scored {metrics} ({log.status})")
     print(f"ok inspect: gold answers through needlework/niah score {metrics.get('accuracy')} on {len(gold)} samples")
+
+
+def tokenizer_checks() -> None:
+    """model_args as lm-eval passes them: a folder, a hub id in the local cache, a file, a name."""
+    import shutil
+
+    hub = WORK / "hf-home" / "hub"
+    snaps = hub / "models--acme--tiny-chat" / "snapshots"
+    for commit in ("1111", "2222"):
+        (snaps / commit).mkdir(parents=True, exist_ok=True)
+        shutil.copy(FIX / "chat" / "tokenizer.json", snaps / commit / "tokenizer.json")
+    (hub / "models--acme--tiny-chat" / "refs").mkdir(exist_ok=True)
+    (hub / "models--acme--tiny-chat" / "refs" / "main").write_text("2222")
+    saved = {k: os.environ.pop(k, None) for k in ("HF_HUB_CACHE", "HF_HOME")}
+    os.environ["HF_HOME"] = str(WORK / "hf-home")
+    try:
+        tok, model = first_use.resolve_tokenizer(pretrained="acme/tiny-chat")
+        assert (tok, model) == (str(snaps / "2222" / "tokenizer.json"), snaps / "2222"), (tok, model)
+        tok, _ = first_use.resolve_tokenizer(pretrained="acme/tiny-chat", revision="1111")
+        assert tok == str(snaps / "1111" / "tokenizer.json"), tok
+        (hub / "models--acme--tiny-chat" / "refs" / "main").unlink()
+        try:
+            first_use.resolve_tokenizer(pretrained="acme/tiny-chat")
+        except ValueError as e:
+            assert "2 snapshots" in str(e) and "revision=" in str(e), e
+        else:
+            fail("two snapshots and no refs/main were not refused")
+        try:
+            first_use.resolve_tokenizer(pretrained="acme/absent")
+        except ValueError as e:
+            assert "acme/absent" in str(e) and str(hub) in str(e), e
+        else:
+            fail("a model in no local cache was not refused")
+    finally:
+        os.environ.pop("HF_HOME")
+        os.environ.update({k: v for k, v in saved.items() if v is not None})
+    tok, model = first_use.resolve_tokenizer(pretrained=str(FIX / "chat"))
+    assert tok == str(FIX / "chat" / "tokenizer.json") and model == FIX / "chat", (tok, model)
+    assert first_use.resolve_tokenizer("o200k", str(FIX / "chat")) == ("o200k", None)
+    tok, _ = first_use.resolve_tokenizer(str(FIX / "tokenizer-bytelevel.json"), "acme/ignored")
+    assert tok == str(FIX / "tokenizer-bytelevel.json"), tok
+    assert first_use.resolve_tokenizer() == ("o200k", None)
+    try:
+        first_use.resolve_tokenizer(pretrained=str(FIX))
+    except ValueError as e:
+        assert "has no tokenizer.json" in str(e), e
+    else:
+        fail("a folder without tokenizer.json was not refused")
+    # The recipe: a changed tokenizer file is another key; ignored model arguments are not.
+    a = first_use.recipe("niah", {"pretrained": str(FIX / "chat"), "len": "1k", "dtype": "bfloat16"})
+    b = first_use.recipe("niah", {"pretrained": str(FIX / "chat"), "len": "1k"})
+    c = first_use.recipe("niah", {"tokenizer": str(FIX / "tokenizer-bytelevel.json"), "len": "1k"})
+    d = first_use.recipe("niah", {"pretrained": str(FIX / "chat"), "len": "1k", "chat_template": True})
+    assert a.key() == b.key() and len({b.key(), c.key(), d.key()}) == 3, (a.key(), b.key(), c.key(), d.key())
+    assert d.options["chat_template"].endswith("tokenizer_config.json"), d.options
+    print("ok tokenizer: a model folder, a hub id in the local cache (refs/main, revision=, two snapshots refused), a file, a built-in name; recipe keys")
 
 
 RECIPE = {"len": "2k", "depths": 4, "seed": 3}
@@ -251,9 +312,9 @@ def cache_checks() -> None:
         fail(f"concurrent first uses exited {fast.exitcode} and {slow.exitcode}")
     got = {out.get(timeout=5), out.get(timeout=5)}
     (folder,) = folders(cache)
-    if got != {str(folder)}:
+    if got != {str(folder / "dataset")}:
         fail(f"concurrent first uses returned {got}, the cache holds {folder}")
-    needlework.verify(folder)
+    needlework.verify(folder / "dataset")
     print(f"ok cache: two first uses at once, one renamed into place, the other dropped its copy; one verified folder {folder.name}")
 
     # A cached folder that no longer verifies is made again.
@@ -267,12 +328,13 @@ def cache_checks() -> None:
     if proc.returncode != 0 or "fails gen verify" not in proc.stderr or GENERATING not in proc.stderr:
         fail(f"a damaged cached folder was not made again: {proc.returncode} {proc.stderr}")
     folders(cache)
-    needlework.verify(folder)
+    needlework.verify(folder / "dataset")
     print("ok cache: a damaged cached folder fails gen verify and is made again")
 
 
 if __name__ == "__main__":
     WORK.mkdir(parents=True, exist_ok=True)
-    cache_checks()
-    lm_eval_checks()
-    inspect_checks()
+    only = os.environ.get("CHECK_FIRST_USE_ONLY")  # one part, when working on it
+    for part in (tokenizer_checks, cache_checks, lm_eval_checks, lm_eval_ruler_checks, inspect_checks):
+        if not only or part.__name__ == only:
+            part()

@@ -49,9 +49,10 @@ def custom_dataset(**kwargs: Any) -> Dict[str, Any]:
     splits = load(folder, config)
     split = "test" if "test" in splits else next(iter(splits))
     rows = splits[split]
-    turns = load_chat_turns(str(folder))
+    turns = load_chat_turns(str(folder.parent))
     if turns is not None:
-        rows = rows.map(lambda row: {"prompt": turns_text(row, turns)})
+        texts = [turns_text(row, turns) for row in rows.select_columns(["id", "input"])]
+        rows = rows.add_column("prompt", texts)
     return {"test": rows}
 
 
