@@ -221,9 +221,12 @@ class Recipe:
     gen_version: str = ""
 
     def digest(self) -> str:
-        """sha256 over gen's version, the task, the options and the digests of the files."""
+        """sha256 over gen's version, the task, the options and the digests of the files. An
+        option naming a file enters by the file's digest, not its path: the same tokenizer
+        elsewhere (another copy of the model folder) is the same recipe."""
+        options = {k: f"sha256:{self.files[k]}" if k in self.files else v for k, v in self.options.items()}
         body = json.dumps(
-            {"gen": self.gen_version, "task": self.task, "options": self.options, "files": self.files},
+            {"gen": self.gen_version, "task": self.task, "options": options, "files": self.files},
             sort_keys=True,
             separators=(",", ":"),
         )

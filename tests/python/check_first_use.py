@@ -270,7 +270,14 @@ def tokenizer_checks() -> None:
     d = first_use.recipe("niah", {"pretrained": str(FIX / "chat"), "len": "1k", "chat_template": True})
     assert a.key() == b.key() and len({b.key(), c.key(), d.key()}) == 3, (a.key(), b.key(), c.key(), d.key())
     assert d.options["chat_template"].endswith("tokenizer_config.json"), d.options
-    print("ok tokenizer: a model folder, a hub id in the local cache (refs/main, revision=, two snapshots refused), a file, a built-in name; recipe keys")
+    copy = WORK / "model-copy"
+    shutil.copytree(FIX / "chat", copy, dirs_exist_ok=True)
+    e = first_use.recipe("niah", {"pretrained": str(copy), "len": "1k", "chat_template": True})
+    assert e.key() == d.key() and e.options != d.options, "a copy of the model folder is another recipe"
+    (copy / "tokenizer.json").write_bytes((copy / "tokenizer.json").read_bytes() + b"\n")
+    f = first_use.recipe("niah", {"pretrained": str(copy), "len": "1k", "chat_template": True})
+    assert f.key() != d.key(), "a changed tokenizer.json kept the recipe's key"
+    print("ok tokenizer: a model folder, a hub id in the local cache (refs/main, revision=, two snapshots refused), a file, a built-in name; recipe keys (by the files' bytes, not their paths)")
 
 
 RECIPE = {"len": "2k", "depths": 4, "seed": 3}
