@@ -13,6 +13,7 @@ solver and scorers are exactly an exported dataset's.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -40,7 +41,12 @@ def _exported_task(folder: Path, config: Optional[str]) -> Task:
     if spec is None or spec.loader is None:
         raise ImportError(f"needlework: cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # No __pycache__ in the cache folder: a cached dataset stays as it was made.
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = saved
     made: Task = getattr(module, config).__wrapped__()
     return made
 

@@ -99,6 +99,8 @@ def first_then_cached(name: str, argv: List[str], cache: Path) -> Tuple[Path, st
     if lines(second, GENERATING) or len(lines(second, CACHED)) != 1 or "(verified)" not in lines(second, CACHED)[0]:
         fail(f"{name}: the second run should use the cache, it logged {lines(second, GENERATING) + lines(second, CACHED)}")
     after = snapshot(cache)
+    if list(cache.rglob("__pycache__")):
+        fail(f"{name}: a harness wrote bytecode into the cache: {list(cache.rglob('__pycache__'))}")
     if after != before:
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
         fail(f"{name}: the second run changed the cache: {changed[:5]}")
