@@ -15,7 +15,7 @@ use needlework_generators::{
 };
 
 use crate::dataset::head::Suite;
-use crate::dataset::writer::OutLock;
+use crate::dataset::lock::OutLock;
 use crate::run::config::Config;
 use crate::run::corpus;
 use crate::run::disjoint::Exclusion;
