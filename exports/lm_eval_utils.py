@@ -21,13 +21,11 @@ def process_results(doc, results):
     `ruler` and `ruler_<length>`. A row reports only its own keys: each metric is the mean over
     the rows that report it."""
     prediction = results[0] if results else ""
-    value = score_row(doc, prediction)
+    out = row_scores(doc, prediction)
     length = str(doc["target_length"])
-    out = {"score": value, length: value}
-    credit = row_ruler_credit(doc, prediction)
-    if credit is not None:
-        out["ruler"] = credit
-        out["ruler_" + length] = credit
+    out[length] = out["score"]
+    if "ruler" in out:
+        out["ruler_" + length] = out["ruler"]
     return out
 
 

@@ -9,8 +9,8 @@ use clap::Args;
 use needlework_generators::tasks::TaskParams;
 
 use crate::cli::grid::{parse_depths, parse_lengths};
+use crate::cli::sched::{parse_shard_value, shard_of, ShardValue};
 use crate::run::config::{Config, Given};
-use crate::run::shard::Shard;
 use crate::usage::usage;
 
 /// The most worker threads `--threads` takes.
@@ -103,11 +103,13 @@ pub struct CommonArgs {
 pub struct ShardArgs {
     /// Split the rows into N shards and make only one (with --shard-index); `gen merge` joins
     /// the parts into the dataset one machine makes.
-    #[arg(long, requires = "shard_index")]
-    pub num_shards: Option<u64>,
-    /// The shard to make: 0 to N-1 (Kubernetes: $JOB_COMPLETION_INDEX; Slurm: $SLURM_ARRAY_TASK_ID).
-    #[arg(long, requires = "num_shards")]
-    pub shard_index: Option<u64>,
+    /// `env` reads the batch scheduler's worker count (docs/schedulers.md).
+    #[arg(long, requires = "shard_index", value_name = "N|env", value_parser = parse_shard_value)]
+    pub num_shards: Option<ShardValue>,
+    /// The shard to make: 0 to N-1, or `env` for the one the batch scheduler's variable names
+    /// (Slurm arrays, Kubernetes Indexed Jobs, AWS Batch, Google Cloud Batch, Cloud Run jobs).
+    #[arg(long, requires = "num_shards", value_name = "I|env", value_parser = parse_shard_value)]
+    pub shard_index: Option<ShardValue>,
 }
 
 impl CommonArgs {
@@ -155,7 +157,7 @@ impl CommonArgs {
             disjoint_from: self.disjoint_from.clone(),
             controls: self.controls.clone(),
             quiet: self.quiet,
-            shard: Shard::asked(self.shard.num_shards, self.shard.shard_index)?,
+            shard: shard_of(self.shard.num_shards, self.shard.shard_index)?,
         })
     }
 }

@@ -7,6 +7,7 @@ pub mod command;
 pub mod common;
 pub mod grid;
 pub mod list;
+pub mod sched;
 pub mod suite;
 
 use std::path::PathBuf;

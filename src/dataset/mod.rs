@@ -4,6 +4,7 @@
 
 pub mod files;
 pub mod head;
+pub mod lock;
 pub mod manifest;
 pub mod parquet_read;
 pub mod row_group;

@@ -90,9 +90,9 @@ impl Layout {
 }
 
 fn human(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{}m", n >> 20)
-    } else if n >= 1024 && n % 1024 == 0 {
+    } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}k", n >> 10)
     } else {
         n.to_string()

@@ -1,6 +1,7 @@
 //! The generation pipeline: instances made in parallel, written in order, memory bounded.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 
@@ -18,7 +19,7 @@ use crate::run::disjoint::{Exclusion, MAX_DRAWS};
 use crate::run::prepare::{Entry, Job};
 use crate::run::progress::Progress;
 use crate::run::recipe::{Commands, Recipe};
-use crate::run::shard::{PartManifest, PartPlan};
+use crate::run::shard::{already_made, PartManifest, PartPlan, Shard};
 use crate::usage::usage;
 
 /// The cell of row `i`: rows are ordered by (length, depth, sample).
@@ -306,10 +307,10 @@ pub fn planned_work(plans: &[Plan], range: Option<std::ops::Range<u64>>) -> (u64
     let range = range.unwrap_or(0..u64::MAX);
     for plan in plans {
         let per_part = plan.recipe.instance_count();
+        let per_cell = plan.recipe.rows_per_instance();
         for _ in plan.parts {
             let (lo, hi) = (range.start.max(base), range.end.min(base + per_part));
             for i in lo..hi.max(lo) {
-                let per_cell = plan.recipe.rows_per_instance();
                 rows += per_cell;
                 tokens += cell_at(plan.recipe, i - base).length.max(1) * per_cell;
             }
@@ -504,6 +505,29 @@ pub fn manifest_of(head: Head, written: Written, generator: Generator) -> Manife
     }
 }
 
+/// A shard rerun whose part is already complete: said once on stderr (even with -q: it is
+/// why nothing happened), exit 0, its files untouched. Any other part there is refused.
+fn keep_finished_part(out: &Path, plan: &PartPlan, shard: Shard) -> Result<()> {
+    match already_made(out, plan, shard) {
+        Ok(part) => {
+            eprintln!(
+                "shard {} of {} is already complete in {} (rows {}..{} of {}, files unchanged): nothing to make; --force makes it again",
+                shard.index,
+                shard.count,
+                out.display(),
+                part.start,
+                part.end,
+                plan.total_instances
+            );
+            Ok(())
+        }
+        Err(why) => Err(usage(format!(
+            "--out {} holds a shard part that is not this shard's or not whole ({why}): choose another directory or pass --force to replace it",
+            out.display()
+        ))),
+    }
+}
+
 /// Generate a dataset, or one shard's part of it.
 pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
     let Job {
@@ -514,6 +538,8 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
         quiet,
         jsonl,
         shard,
+        force,
+        seed_file,
         ..
     } = job;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -531,6 +557,24 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
     let plans: Vec<Plan> = entries.iter().map(plan_of).collect();
     let total: u64 = plans.iter().map(Plan::instances).sum();
     let range = shard.map(|s| s.range(total));
+    let generator = Manifest::generator();
+    let part_plan = shard.map(|s| PartPlan {
+        generator: generator.clone(),
+        head: head.clone(),
+        configs: configs_of(&plans),
+        jsonl,
+        total_instances: total,
+        num_shards: s.count,
+    });
+    if let (Some(s), Some(plan)) = (shard, &part_plan) {
+        if !force && out.join("part.json").is_file() {
+            return keep_finished_part(&out, plan, s);
+        }
+    }
+    // Every check has passed: a newly drawn seed is kept now, before any row is written.
+    if let Some(f) = &seed_file {
+        f.keep()?;
+    }
     let staging = Staging::create(&out)?;
     let (count, work) = planned_work(&plans, range.clone());
     // At a terminal only, as the bar: logs and scripts keep one line per outcome.
@@ -538,7 +582,6 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
         eprintln!("{}", opening_line(&plans, count, work));
     }
     let progress = Progress::new(count, work, quiet, "generating");
-    let generator = Manifest::generator();
     let written = write_parts(
         &plans,
         &Workers {
@@ -553,14 +596,8 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
     progress.finish();
     let summary = match shard {
         Some(s) => {
-            let plan = PartPlan {
-                generator,
-                head,
-                configs: written.configs,
-                jsonl,
-                total_instances: total,
-                num_shards: s.count,
-            };
+            let mut plan = part_plan.expect("a shard has its part plan");
+            plan.configs = written.configs;
             let part = PartManifest::new(plan, s, written.files, written.dataset_hash);
             part.write(&staging.dir)?;
             format!(
@@ -598,6 +635,16 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_counts_read_as_a_person_says_them() {
+        assert_eq!(human_tokens(0), "0");
+        assert_eq!(human_tokens(999), "999");
+        assert_eq!(human_tokens(1_000), "1.0k");
+        assert_eq!(human_tokens(30_720), "30.7k");
+        assert_eq!(human_tokens(1_660_000), "1.7M");
+        assert_eq!(human_tokens(2_000_000_000), "2.0G");
+    }
 
     /// Rows reach the writer in row order whatever the threads, window and row times, and the
     /// first failure in row order (a row's error, a panic while making it, or the writer's

@@ -6,7 +6,7 @@
 //! before anything is written.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use needlework_generators::hash::content_hash;
@@ -15,9 +15,10 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::dataset::manifest::{card, Manifest};
 use crate::dataset::schema::from_batch;
-use crate::dataset::writer::{hash_file, Layout, ShardWriter, Staging, Target};
+use crate::dataset::writer::{Layout, ShardWriter, Staging, Target};
 use crate::run::generate::{manifest_of, Written};
 use crate::run::prepare::check_out;
+use crate::run::shard::Rerun;
 use crate::run::shard::{PartManifest, Shard};
 use crate::usage::usage;
 
@@ -106,36 +107,9 @@ fn check_parts(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PartManifest)>> {
             f.plan.generator.version, f.plan.generator.format_version
         )));
     }
-    // A control row (`--controls`) stays in its instance's shard; a suite's entries all have
-    // controls or none, so the first recipe tells.
-    let per_instance = f.plan.head.recipe.rows_per_instance();
     for (dir, part) in parts.values() {
-        for file in &part.files {
-            let inside = Path::new(&file.path)
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-            let path = dir.join(&file.path);
-            let ok = inside
-                && path.is_file()
-                && hash_file(&path).is_ok_and(|(b, h)| b == file.bytes && h == file.xxh3);
-            if !ok {
-                return Err(usage(format!(
-                    "{}: file {} is missing or changed since shard {} wrote it: make that shard again",
-                    dir.display(),
-                    file.path,
-                    part.shard_index
-                )));
-            }
-        }
-        let rows: u64 = part.files.iter().map(|f| f.rows).sum();
-        if rows != (part.end - part.start) * per_instance {
-            return Err(usage(format!(
-                "{}: its files hold {rows} rows, shard {} has {}: make that shard again",
-                dir.display(),
-                part.shard_index,
-                part.end - part.start
-            )));
-        }
+        part.check_files(dir)
+            .map_err(|why| usage(format!("{}: {why}: make that shard again", dir.display())))?;
     }
     Ok(parts.into_values().collect())
 }
@@ -160,7 +134,7 @@ pub fn merge(args: &MergeOptions) -> Result<()> {
         .iter()
         .map(|(d, _)| ("part", d.display().to_string()))
         .collect();
-    let _lock = check_out(&args.out, args.force, &inputs)?;
+    let _lock = check_out(&args.out, args.force, Rerun::Refused, &inputs)?;
     let staging = Staging::create(&args.out)?;
     let recipe = &plan.head.recipe;
     let per_instance = recipe.rows_per_instance();

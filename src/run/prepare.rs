@@ -15,7 +15,7 @@ use needlework_generators::{
 };
 
 use crate::dataset::head::Suite;
-use crate::dataset::writer::OutLock;
+use crate::dataset::lock::OutLock;
 use crate::run::config::Config;
 use crate::run::corpus;
 use crate::run::disjoint::Exclusion;
@@ -23,7 +23,7 @@ use crate::run::fresh::Fresh;
 use crate::run::paths;
 use crate::run::private::{Private, SeedFile};
 use crate::run::recipe::{build_parts, derived_canary, Excluded, Recipe, BUILTIN_HAYSTACKS};
-use crate::run::shard::Shard;
+use crate::run::shard::{Rerun, Shard};
 use crate::usage::{refused, usage};
 
 /// One recipe of a dataset, ready to generate: a command's only entry, or one of a suite's.
@@ -61,6 +61,10 @@ pub struct Job {
     pub jsonl: bool,
     /// Only this shard's rows, into a part directory for `gen merge`.
     pub shard: Option<Shard>,
+    /// `--force`: a shard's complete part in `out` is made again instead of kept.
+    pub force: bool,
+    /// A newly drawn private seed, written to its file once every check has passed.
+    pub seed_file: Option<SeedFile>,
     /// The lock on `out`, held until the job (and so the generation) is dropped.
     pub _lock: OutLock,
 }
@@ -544,23 +548,25 @@ fn out_of(config: &Config, task: &str) -> Result<PathBuf> {
 pub fn build_job(options: TaskParams, config: &Config) -> Result<Job> {
     let threads = config.threads;
     let shard = config.shard;
-    let entry = build_entry(options, config)?;
+    let mut entry = build_entry(options, config)?;
     let task = entry.parts[0].1.as_ref();
     let haystack = haystack_of(config, task);
     let out = out_of(config, task.name())?;
-    let lock = check_out(&out, config.force, &inputs_of(config, &haystack))?;
-    // Every check has passed: a newly drawn seed is kept now, before any row is written.
-    if let Some(f) = &entry.seed_file {
-        f.keep()?;
-    }
+    let rerun = Rerun::of(shard);
+    let lock = check_out(&out, config.force, rerun, &inputs_of(config, &haystack))?;
+    // Kept by generation once every check has passed (a shard's rerun checks its part
+    // first), before any row is written.
+    let seed_file = entry.seed_file.take();
     Ok(Job {
         suite: None,
+        seed_file,
         entries: vec![entry],
         out,
         threads,
         quiet: config.quiet,
         jsonl: config.jsonl,
         shard,
+        force: config.force,
         _lock: lock,
     })
 }
@@ -568,8 +574,14 @@ pub fn build_job(options: TaskParams, config: &Config) -> Result<Job> {
 /// Check the output directory and take its lock: `out` must not be a file, the current
 /// directory or one of its ancestors; a non-empty `out` is replaced only with --force, and
 /// never when an input (haystack, template, tokenizer file) lies inside it. Leftovers of
-/// killed runs are cleaned under the lock, before anything is written.
-pub fn check_out(out: &Path, force: bool, inputs: &[(&'static str, String)]) -> Result<OutLock> {
+/// killed runs are cleaned under the lock, before anything is written. A shard's rerun
+/// (`rerun`) may find its earlier part there: generation then compares it with the shard.
+pub fn check_out(
+    out: &Path,
+    force: bool,
+    rerun: Rerun,
+    inputs: &[(&'static str, String)],
+) -> Result<OutLock> {
     if out.exists() {
         if !out.is_dir() {
             return Err(usage(format!(
@@ -603,7 +615,8 @@ pub fn check_out(out: &Path, force: bool, inputs: &[(&'static str, String)]) -> 
             .with_context(|| format!("cannot read --out {}", out.display()))?
             .next()
             .is_some();
-        if non_empty && !force {
+        let part = rerun == Rerun::Shard && out.join("part.json").is_file();
+        if non_empty && !force && !part {
             return Err(usage(format!(
                 "--out {} exists and is not empty: choose another directory or pass --force to replace it",
                 out.display()

@@ -130,6 +130,10 @@ impl Secret {
                     f.display(),
                     f.display()
                 )),
+                _ if e.kind() == std::io::ErrorKind::AlreadyExists => usage(format!(
+                    "cannot create --seed-file {}: another run created it after this one drew its seed (shards started together?): run again, and this run reads that seed; make the seed file first with one shard, before the others",
+                    path.display()
+                )),
                 _ => usage(format!("cannot create --seed-file {}: {e}", path.display())),
             }
         })?;

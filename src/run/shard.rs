@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::head::Head;
 use crate::dataset::manifest::{FileEntry, Generator, MAX_MANIFEST_BYTES};
+use crate::dataset::parquet_read::ParquetFile;
+use crate::dataset::writer::hash_file;
 use crate::usage::usage;
 
 /// The most shards a dataset is split into.
@@ -131,6 +133,51 @@ impl PartManifest {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
     }
 
+    /// Whether the files the part lists are all there as it wrote them (inside the part, of
+    /// their size and hash) and hold its rows; why not, when not.
+    pub fn check_files(&self, dir: &Path) -> std::result::Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        for file in &self.files {
+            let inside = Path::new(&file.path)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            let path = dir.join(&file.path);
+            let ok = inside
+                && path.is_file()
+                && hash_file(&path).is_ok_and(|(b, h)| b == file.bytes && h == file.xxh3);
+            if !ok {
+                return Err(format!(
+                    "file {} is missing or changed since shard {} wrote it",
+                    file.path, self.shard_index
+                ));
+            }
+            // An edited part.json may list a file twice or misstate its rows: its hash
+            // still matches, so the file itself is asked.
+            if !seen.insert(file.path.as_str()) {
+                return Err(format!("part.json lists file {} twice", file.path));
+            }
+            let rows = ParquetFile::open(&path).map(|f| f.num_rows());
+            if rows.as_ref().ok() != Some(&(file.rows as i64)) {
+                return Err(format!(
+                    "file {} does not hold the {} rows part.json says",
+                    file.path, file.rows
+                ));
+            }
+        }
+        // A control row (`--controls`) stays in its instance's shard; a suite's entries all
+        // have controls or none, so the first recipe tells.
+        let per_instance = self.plan.head.recipe.rows_per_instance();
+        let rows: u64 = self.files.iter().map(|f| f.rows).sum();
+        if rows != (self.end - self.start) * per_instance {
+            return Err(format!(
+                "its files hold {rows} rows, shard {} has {}",
+                self.shard_index,
+                self.end - self.start
+            ));
+        }
+        Ok(())
+    }
+
     /// Read `dir/part.json`; a usage error when it is missing or not a part.
     pub fn read(dir: &Path) -> Result<PartManifest> {
         let path = dir.join("part.json");
@@ -152,6 +199,62 @@ impl PartManifest {
         }
         Ok(p)
     }
+}
+
+/// Whether a non-empty `--out` may be a rerun's: only a shard's part is looked at again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rerun {
+    /// A whole dataset, or a merge: a non-empty `--out` needs --force.
+    Refused,
+    /// A shard: its earlier part, if complete and this shard's, means nothing to make.
+    Shard,
+}
+
+impl Rerun {
+    /// A shard's job may find its own part; any other job may not.
+    pub fn of(shard: Option<Shard>) -> Rerun {
+        if shard.is_some() {
+            Rerun::Shard
+        } else {
+            Rerun::Refused
+        }
+    }
+}
+
+/// A rerun of a shard into the part directory an earlier run completed: the part it finds
+/// when that is this very shard of this very dataset (the same build, command, recipe,
+/// configs and shard count, the same rows) with every file intact, so that nothing needs
+/// making; otherwise why it is not, for the refusal.
+pub fn already_made(
+    dir: &Path,
+    plan: &PartPlan,
+    shard: Shard,
+) -> std::result::Result<PartManifest, String> {
+    let part = PartManifest::read(dir).map_err(|e| e.to_string())?;
+    if part.plan.generator != plan.generator {
+        return Err(format!(
+            "it was made by needlework {} (format {})",
+            part.plan.generator.version, part.plan.generator.format_version
+        ));
+    }
+    if part.plan.jsonl != plan.jsonl {
+        return Err("it was made with another --jsonl".into());
+    }
+    if part.plan.head != plan.head || part.plan.configs != plan.configs {
+        return Err("it is a part of another recipe".into());
+    }
+    if (part.plan.num_shards, part.shard_index) != (shard.count, shard.index) {
+        return Err(format!(
+            "it holds shard {} of {}",
+            part.shard_index, part.plan.num_shards
+        ));
+    }
+    let range = shard.range(plan.total_instances);
+    if part.plan.total_instances != plan.total_instances || (part.start..part.end) != range {
+        return Err("its row range is not this shard's: its part.json was edited".into());
+    }
+    part.check_files(dir)?;
+    Ok(part)
 }
 
 #[cfg(test)]

@@ -569,11 +569,18 @@ fn verify_refuses_a_dataset_whose_lock_a_live_gen_holds() {
         &["niah", "--len", "1k", "--samples", "1"],
     );
     let lock = t.path().join(".d.lock");
-    // A live process (ours, and a child's), and a lock still without its PID: being written.
+    // A writer holds the lock file's advisory lock (here: this test process) and names its
+    // PID (ours, a child's) or has not written it yet.
     let mut child = std::process::Command::new("sleep")
         .arg("30")
         .spawn()
         .unwrap();
+    let hold = |text: &str| {
+        std::fs::write(&lock, text).unwrap();
+        let f = std::fs::File::open(&lock).unwrap();
+        f.try_lock().unwrap();
+        f
+    };
     for (pid, shown) in [
         (
             std::process::id().to_string(),
@@ -582,7 +589,7 @@ fn verify_refuses_a_dataset_whose_lock_a_live_gen_holds() {
         (child.id().to_string(), format!("PID {}", child.id())),
         (String::new(), "holds no PID".to_string()),
     ] {
-        std::fs::write(&lock, format!("{pid}\n")).unwrap();
+        let held = hold(&format!("{pid}\n"));
         for spelled in [dir.clone(), t.path().join("d/"), t.path().join("d/../d")] {
             let o = verify(&spelled);
             assert_exit2(&o, &["is being written", &shown], &shown);
@@ -592,13 +599,18 @@ fn verify_refuses_a_dataset_whose_lock_a_live_gen_holds() {
                 String::from_utf8_lossy(&o.stdout)
             );
         }
+        drop(held);
     }
     // The same while the dataset is gone (between the two renames of a rewrite).
-    std::fs::write(&lock, format!("{}\n", child.id())).unwrap();
+    let held = hold(&format!("{}\n", child.id()));
     std::fs::rename(&dir, t.path().join(".d.old-1")).unwrap();
     assert_exit2(&verify(&dir), &["is being written"], "moved aside");
     std::fs::rename(t.path().join(".d.old-1"), &dir).unwrap();
-    // A lock whose process is gone is stale: verify goes on.
+    // A lock nobody holds is stale, even when the PID it names is alive (a retried
+    // container's PID 1, a PID reused on another node): verify goes on.
+    drop(held);
+    let o = verify(&dir);
+    assert!(o.status.success(), "{}", stderr(&o));
     child.kill().unwrap();
     child.wait().unwrap();
     let o = verify(&dir);

@@ -24,6 +24,7 @@ mod qa;
 mod roundtrip;
 mod ruler_tasks;
 mod safety;
+mod schedulers;
 mod score;
 mod screen;
 mod screen_adversarial;

@@ -102,8 +102,9 @@ fn force_refuses_to_replace_a_directory_holding_an_input() {
     ]);
 }
 
-/// A lock file held by a live process refuses a second run; one of a dead process is
-/// taken over; the lock is gone after a run.
+/// A lock file whose advisory lock a live process holds refuses a second run; one nobody
+/// holds is taken over, whatever PID it names (a dead one, or a live one: a retried
+/// container is PID 1 again); the lock is gone after a run.
 #[test]
 fn a_directory_being_written_by_a_live_gen_is_refused() {
     let t = tmp();
@@ -111,15 +112,22 @@ fn a_directory_being_written_by_a_live_gen_is_refused() {
     let lock = t.path().join(".ds.lock");
     let me = std::process::id();
     std::fs::write(&lock, format!("{me}\n")).unwrap();
+    let held = std::fs::File::open(&lock).unwrap();
+    held.try_lock().unwrap();
     let res = gen(&["niah", "--len", "1k", "--out", &out, "-q"]);
     assert_one_line(&res, &["another gen", &format!("PID {me}"), "ds"]);
     assert!(!t.path().join("ds").exists());
     assert_eq!(std::fs::read_to_string(&lock).unwrap(), format!("{me}\n"));
+    drop(held);
 
-    std::fs::write(&lock, format!("{}\n", dead_pid())).unwrap();
-    gen_ok(&["niah", "--len", "1k", "--out", &out, "-q"]);
-    assert!(t.path().join("ds/manifest.json").exists());
-    assert_eq!(names(t.path()), ["ds"], "the lock and staging are gone");
+    for pid in [dead_pid(), me, 1] {
+        std::fs::write(&lock, format!("{pid}\n")).unwrap();
+        // A killed run's staging folder under the same PID is cleaned up too.
+        std::fs::create_dir_all(t.path().join(format!(".ds.tmp-{pid}"))).unwrap();
+        gen_ok(&["niah", "--len", "1k", "--out", &out, "-q", "--force"]);
+        assert!(t.path().join("ds/manifest.json").exists());
+        assert_eq!(names(t.path()), ["ds"], "the lock and staging are gone");
+    }
 }
 
 /// With two real processes: while a slow run writes `--out`, a second run into the
@@ -189,11 +197,14 @@ fn leftovers_of_killed_runs_are_cleaned() {
         std::fs::create_dir(&d).unwrap();
         std::fs::write(d.join("part-00000.parquet"), "half").unwrap();
     }
-    // A live run's staging folder is left alone.
+    // A staging folder named by a live PID is a leftover too: every writer holds the
+    // advisory lock while its folder exists, and nobody holds it (a retried container's
+    // writer is PID 1 again, alive).
     let me = std::process::id();
     std::fs::create_dir(t.path().join(format!(".ds.tmp-{me}"))).unwrap();
+    std::fs::create_dir(t.path().join(".ds.tmp-1")).unwrap();
     gen_ok(&["niah", "--len", "1k", "--out", &out, "--force", "-q"]);
-    assert_eq!(names(t.path()), [format!(".ds.tmp-{me}"), "ds".into()]);
+    assert_eq!(names(t.path()), ["ds"]);
 
     // Killed between its two renames: the previous dataset is only in .ds.old.
     std::fs::rename(
@@ -210,7 +221,7 @@ fn leftovers_of_killed_runs_are_cleaned() {
     assert!(!t.path().join("ds").exists());
     // --force replaces it, as it would have replaced ds.
     gen_ok(&["niah", "--len", "1k", "--out", &out, "--force", "-q"]);
-    assert_eq!(names(t.path()), [format!(".ds.tmp-{me}"), "ds".into()]);
+    assert_eq!(names(t.path()), ["ds"]);
 }
 
 /// An --out that is a file.

@@ -20,7 +20,7 @@
       Every row's `score` in gen score's rows.json must equal lm-eval's graphwalks F1 restated
       below (strict: the last line), except where gold and prediction are both empty, which
       lm-eval scores 0 and needlework 1 (docs/graphwalks.md); the exports' Python twin
-      (exports/needlework_metrics.py) must give the same, strict and flexible.
+      (python/needlework/metrics.py) must give the same, strict and flexible.
 """
 import hashlib
 import importlib.util
@@ -249,7 +249,7 @@ def write_predictions(directory, prefix):
 
 
 def load_twin():
-    path = os.path.join(HERE, "..", "..", "exports", "needlework_metrics.py")
+    path = os.path.join(HERE, "..", "..", "python", "needlework", "metrics.py")
     spec = importlib.util.spec_from_file_location("needlework_metrics", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

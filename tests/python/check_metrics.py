@@ -11,7 +11,7 @@ scoring rule, with Python's difflib and re doing what they do in the original:
   soft_match   NeMo-Skills' eval_ruler2 (evaluation/evaluator/ruler.py, branch chsieh/ruler2)
   mc_letter    NeMo-Skills' eval_mcq letter extraction (evaluator/mcq.py, relaxed defaults)
 
-The script asserts that exports/needlework_metrics.py (the harness twin) gives the same value
+The script asserts that python/needlework/metrics.py (the harness twin) gives the same value
 for every case, then writes them all as JSON Lines for the Rust reference test
 (generators/tests/metrics_reference.rs), with the Unicode tables the Rust side relies on.
 
@@ -506,7 +506,7 @@ def mc_letter_case(rng, i):
 # ---------------------------------------------------------------- running
 
 def load_exports():
-    path = os.path.join(ROOT, "exports", "needlework_metrics.py")
+    path = os.path.join(ROOT, "python", "needlework", "metrics.py")
     spec = importlib.util.spec_from_file_location("needlework_metrics", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -28,13 +28,31 @@ cli_m = json.loads((work / "cli" / "manifest.json").read_text())
 api_m = json.loads((work / "api" / "manifest.json").read_text())
 assert cli_m["dataset_hash"] == api_m["dataset_hash"], (cli_m["dataset_hash"], api_m["dataset_hash"])
 
-# load: the rows, with their columns, whichever of datasets / pyarrow is installed.
+# load: the rows, with their columns, as pyarrow reads the shards: a pyarrow Table without
+# datasets, a DatasetDict of splits with it (.ci/run runs this script in both environments).
+try:
+    import datasets
+except ImportError:
+    datasets = None
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+direct = [r for f in api_m["files"] for r in pq.read_table(out / f["path"]).to_pylist()]
 table = needlework.load(out, "niah_single")
-rows = table.to_pylist() if hasattr(table, "to_pylist") else list(table["test"])
-assert len(rows) == 3 and all(r["length"] <= r["target_length"] for r in rows), rows
-assert {r["depth_percent"] for r in rows} == {0.0, 50.0, 100.0}, [r["depth_percent"] for r in rows]
 every = needlework.load(out)
 assert list(every) == ["niah_single"], list(every)
+if datasets is None:
+    assert isinstance(table, pa.Table), type(table)
+    rows = table.to_pylist()
+    via = "pyarrow"
+else:
+    assert isinstance(table, datasets.DatasetDict) and list(table) == ["test"], table
+    assert isinstance(every["niah_single"], datasets.DatasetDict), type(every["niah_single"])
+    rows = list(table["test"])
+    via = f"datasets {datasets.__version__}"
+assert rows == direct, "load() gives other rows than the shards hold"
+assert len(rows) == 3 and all(r["length"] <= r["target_length"] for r in rows), rows
+assert {r["depth_percent"] for r in rows} == {0.0, 50.0, 100.0}, [r["depth_percent"] for r in rows]
 
 needlework.verify(out)
 
@@ -61,7 +79,17 @@ except needlework.GenError as e:
 else:
     raise AssertionError("dephts=3 did not raise GenError")
 
+# The harness tasks' files came with the wheel (maturin packs python/needlework whole).
+from needlework.lm_eval import TASKS_DIR
+
+yamls = sorted(p.name for p in TASKS_DIR.glob("*.yaml"))
+assert "needlework_niah.yaml" in yamls and "needlework_ruler.yaml" in yamls and len(yamls) == 13, yamls
+from importlib.metadata import entry_points
+
+eps = [e for e in entry_points(group="inspect_ai") if e.name == "needlework"]
+assert len(eps) == 1 and eps[0].value == "needlework.inspect_tasks", eps
+
 # The module's doctests (they write to temporary directories).
 failed, tried = doctest.testmod(needlework)
 assert tried >= 5 and failed == 0, (failed, tried)
-print(f"ok wheel: gen at {gen}, 3 rows loaded, CLI and API hash equal, {tried} doctests passed")
+print(f"ok wheel: gen at {gen}, 3 rows loaded through {via}, CLI and API hash equal, {tried} doctests passed")

@@ -1,7 +1,7 @@
 //! The metrics a row can name, applied to a model's output.
 //!
 //! Every row stores its metric so any harness can score it without knowing the task. The same
-//! rules are written in Python for the harness exports (`exports/needlework_metrics.py`); CI
+//! rules are written in Python for the harness exports (`python/needlework/metrics.py`); CI
 //! checks that both score the same predictions the same way.
 //!
 //! - `all`: every gold item occurs in the output (case-insensitive).

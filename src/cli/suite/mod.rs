@@ -22,7 +22,7 @@ use crate::run::fresh::Fresh;
 use crate::run::paths;
 use crate::run::prepare::{check_out, entry_of, plan, Entry, InputNames, Job};
 use crate::run::recipe::{build_parts, derived_canary, BUILTIN_HAYSTACKS};
-use crate::run::shard::Shard;
+use crate::run::shard::Rerun;
 use crate::tasks::{flag_of, flags_of, task_ids, worded};
 use crate::usage::{usage, UsageError};
 use file::{parse, Setting, SuiteFile, Word, BUILTIN_SUITES, PLACEHOLDERS};
@@ -527,7 +527,7 @@ fn expand(
 /// `gen suite`: expand the suite, check everything, and build the job.
 pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
     let threads = threads(a.threads)?;
-    let shard = Shard::asked(a.shard.num_shards, a.shard.shard_index)?;
+    let shard = crate::cli::sched::shard_of(a.shard.num_shards, a.shard.shard_index)?;
     let src = source(&a.suite)?;
     let file = parse(&src.text).map_err(|(line, e)| usage(format!("{}:{line}: {e}", src.shown)))?;
     let command = suite_command(a, &src.recorded)?;
@@ -567,11 +567,7 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
                 .map(|c| ("--chat-template", c.clone())),
         );
     }
-    let lock = check_out(&out, a.force, &inputs)?;
-    // Every check has passed: a newly drawn seed is kept now, before any row is written.
-    if let Some(f) = &fresh.seed_file {
-        f.keep()?;
-    }
+    let lock = check_out(&out, a.force, Rerun::of(shard), &inputs)?;
     if !a.quiet {
         for s in &skipped {
             eprintln!("skipped {}: {}", s.config, s.why);
@@ -598,6 +594,8 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
         quiet: a.quiet,
         jsonl: a.jsonl,
         shard,
+        force: a.force,
+        seed_file: fresh.seed_file,
         _lock: lock,
     })
 }

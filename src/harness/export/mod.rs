@@ -1,7 +1,7 @@
 //! `gen export`: the files a harness needs to run a dataset — lm-evaluation-harness task
 //! YAMLs, an inspect_ai task file, OpenCompass dataset configs, RULER's on-disk layout — written
 //! into `<dataset>/<harness>/` (the folder is replaced as a whole). Every export scores each row
-//! with the row's own metric (`exports/needlework_metrics.py`, the Python twin of
+//! with the row's own metric (`python/needlework/metrics.py`, the Python twin of
 //! `generators/src/scoring.rs`) and reports RULER's partial credit beside it where the row has
 //! one; every export sends the model the row's `input` immediately followed by its
 //! `answer_prefix`, the `input` inside the dataset's chat template when it has one
@@ -31,7 +31,7 @@ use needlework_generators::chat::Reader;
 mod lm_eval;
 mod opencompass;
 mod ruler;
-const METRICS_PY: &str = include_str!("../../../exports/needlework_metrics.py");
+const METRICS_PY: &str = include_str!("../../../python/needlework/metrics.py");
 const LM_EVAL_UTILS_PY: &str = include_str!("../../../exports/lm_eval_utils.py");
 const INSPECT_PY: &str = include_str!("../../../exports/inspect_task.py");
 const OPENCOMPASS_MODULE_PY: &str = include_str!("../../../exports/opencompass_module.py");

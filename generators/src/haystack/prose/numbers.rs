@@ -116,7 +116,7 @@ const COMPOUND_UNITS: [&str; 14] = [
 pub fn words_below_100(n: u64) -> String {
     match n {
         0..=19 => ONES[n as usize].to_string(),
-        _ if n % 10 == 0 => TENS[(n / 10) as usize % 10].to_string(),
+        _ if n.is_multiple_of(10) => TENS[(n / 10) as usize % 10].to_string(),
         _ => format!(
             "{}-{}",
             TENS[(n / 10) as usize % 10],
@@ -129,7 +129,7 @@ pub fn words_below_100(n: u64) -> String {
 pub fn ordinal_words(n: u64) -> String {
     match n {
         0..=19 => ORDINAL_ONES[n as usize].to_string(),
-        _ if n % 10 == 0 => {
+        _ if n.is_multiple_of(10) => {
             let t = TENS[(n / 10) as usize % 10];
             format!("{}ieth", &t[..t.len() - 1])
         }
@@ -158,7 +158,7 @@ pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -605,7 +605,7 @@ fn counting(w: &mut Basic, k: usize, rng: &mut Rng) -> Q {
         let n = i + 1;
         let due = match first {
             None => n > 1 && !known.is_empty(),
-            Some(f) => (n - f) % 2 == 0,
+            Some(f) => (n - f).is_multiple_of(2),
         };
         if due {
             first.get_or_insert(n);

@@ -326,7 +326,7 @@ fn check_qa6_to_qa10(
                 .find(|&i| events[..i].iter().any(|e| s(&e["action"]) != "move"))
                 .expect("someone handled an object");
             assert!(
-                n >= first && (n - first) % 2 == 0 && n - first <= 8,
+                n >= first && (n - first).is_multiple_of(2) && n - first <= 8,
                 "qa{qa}: {n} facts, first question after {first}"
             );
             // About someone who has handled an object; supported by everything they did

@@ -1,5 +1,9 @@
 """needlework's metrics, as `gen score` applies them (generators/src/scoring/).
 
+This file is the `needlework.metrics` module of the Python package and, word for word, the
+head of every harness export (`gen export` embeds it), so that an exported task and the
+package's own lm-eval and inspect_ai tasks score a row by the same code.
+
 Every row names its metric, so a harness scores it without knowing the task:
   all    every gold item occurs in the output (case-insensitive)
   any    at least one gold item occurs in the output
@@ -157,6 +161,16 @@ def ruler_credit(metric, prediction, answers):
 def row_ruler_credit(row, prediction):
     """`ruler_credit` for a dataset row (a dict with needlework's columns)."""
     return ruler_credit(row["metric"], prediction, row["answers"])
+
+
+def row_scores(row, prediction):
+    """What a harness reports for one row: `score` (its own metric), and `ruler` (RULER's
+    partial credit) when its metric has one."""
+    out = {"score": score_row(row, prediction)}
+    credit = row_ruler_credit(row, prediction)
+    if credit is not None:
+        out["ruler"] = credit
+    return out
 
 
 GRADED = ("mrcr", "mrcr_v2", "f1", "flexible_f1", "soft_all", "soft_part", "soft_2steps")
