@@ -48,20 +48,7 @@ fn s(p: &Path) -> &str {
 
 /// Every file under `dir`: relative path → bytes.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                files.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    files
+    crate::common::all_files(dir).into_iter().collect()
 }
 
 /// Every file's modification time under `dir`: a kept part has the same.

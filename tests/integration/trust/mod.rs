@@ -55,25 +55,6 @@ pub(super) fn edit_manifest(dir: &str, edit: impl FnOnce(&mut serde_json::Value)
     std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
 }
 
-/// Every file under `dir` with its bytes, by relative path.
-pub(super) fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// A copy of the dataset `from` at `to`.
 pub(super) fn copy_dataset(from: &Path, to: &Path) {
     for (rel, bytes) in all_files(from) {

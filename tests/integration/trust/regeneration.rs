@@ -121,23 +121,7 @@ fn the_same_recipe_makes_the_same_directory() {
     let mut second = common.to_vec();
     second.extend(["--threads=2", "--out", &b]);
     gen_ok(&second);
-    let files = |dir: &str| -> Vec<(String, Vec<u8>)> {
-        let mut out = Vec::new();
-        let mut stack = vec![Path::new(dir).to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                    out.push((rel, std::fs::read(&p).unwrap()));
-                }
-            }
-        }
-        out.sort();
-        out
-    };
+    let files = |dir: &str| all_files(Path::new(dir));
     let (fa, fb) = (files(&a), files(&b));
     assert_eq!(
         fa.len(),
