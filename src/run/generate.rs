@@ -558,17 +558,21 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
     let total: u64 = plans.iter().map(Plan::instances).sum();
     let range = shard.map(|s| s.range(total));
     let generator = Manifest::generator();
-    let part_plan = shard.map(|s| PartPlan {
-        generator: generator.clone(),
-        head: head.clone(),
-        configs: configs_of(&plans),
-        jsonl,
-        total_instances: total,
-        num_shards: s.count,
+    // A shard's part record, known before writing: a rerun compares it with the part there.
+    let part = shard.map(|s| {
+        let plan = PartPlan {
+            generator: generator.clone(),
+            head: head.clone(),
+            configs: configs_of(&plans),
+            jsonl,
+            total_instances: total,
+            num_shards: s.count,
+        };
+        (s, plan)
     });
-    if let (Some(s), Some(plan)) = (shard, &part_plan) {
+    if let Some((s, plan)) = &part {
         if !force && out.join("part.json").is_file() {
-            return keep_finished_part(&out, plan, s);
+            return keep_finished_part(&out, plan, *s);
         }
     }
     // Every check has passed: a newly drawn seed is kept now, before any row is written.
@@ -594,10 +598,8 @@ pub fn generate(job: Job, commands: &dyn Commands) -> Result<()> {
         range.clone(),
     )?;
     progress.finish();
-    let summary = match shard {
-        Some(s) => {
-            let mut plan = part_plan.expect("a shard has its part plan");
-            plan.configs = written.configs;
+    let summary = match part {
+        Some((s, plan)) => {
             let part = PartManifest::new(plan, s, written.files, written.dataset_hash);
             part.write(&staging.dir)?;
             format!(
