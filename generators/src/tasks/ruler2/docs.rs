@@ -74,6 +74,12 @@ fn needle<'a>(
         1,
     )?[0];
     let question = &docs.questions[q];
+    if question.gold.is_empty() {
+        return Err(GenError::BadCorpus(format!(
+            "HotpotQA question '{}' names no supporting paragraph: ruler2's qa variants place its supporting documents",
+            question.id
+        )));
+    }
     let params = canonical_json(&task.content_params());
     let mut rng = run
         .coordinates(super::NAME, &params, cell)

@@ -311,3 +311,107 @@ fn ordinals_are_written_as_english_does() {
         ]
     );
 }
+
+/// What a model that does as asked writes: copies where the request asks for them, then the
+/// answer.
+fn ideal(variant: Ruler2Variant, i: &Instance) -> String {
+    let p = params(i);
+    let item = |a: &str| format!("Question {}: {a}", p["id"].as_str().unwrap_or(""));
+    match variant {
+        Ruler2Variant::MkNiahBasic | Ruler2Variant::MvNiahBasic => i.answers.join(", "),
+        Ruler2Variant::MkNiahEasy | Ruler2Variant::MvNiahHard => item(&i.answers[0]),
+        Ruler2Variant::MkNiahMedium => {
+            let line = items(&i.input)
+                .into_iter()
+                .find(|(x, _)| x == p["id"].as_str().unwrap())
+                .unwrap()
+                .1;
+            format!("{}\nAnswer: {}", item(&line), i.target)
+        }
+        Ruler2Variant::MkNiahHard => {
+            format!("The right option is {}.\nAnswer: {}", i.target, i.target)
+        }
+        Ruler2Variant::MvNiahEasy => i
+            .answers
+            .iter()
+            .map(|a| item(a))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Ruler2Variant::MvNiahMedium => {
+            let all: Vec<String> = items(&i.input)
+                .into_iter()
+                .filter(|(x, _)| x == p["id"].as_str().unwrap())
+                .map(|(_, l)| item(&l))
+                .collect();
+            format!("{}\n\n{}", all.join("\n"), item(&i.answers[0]))
+        }
+        Ruler2Variant::QaBasic | Ruler2Variant::QaEasy => format!("Document {}", i.answers[0]),
+        Ruler2Variant::QaMedium => {
+            let blocks: Vec<&str> = i
+                .input
+                .split("\n\n")
+                .filter(|b| {
+                    p["gold_ids"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|g| b.starts_with(&format!("Document {}:", g.as_str().unwrap())))
+                })
+                .collect();
+            format!("{}\n\nAnswer: {}", blocks.join("\n\n"), i.answers[0])
+        }
+        Ruler2Variant::QaHard => format!("Answer: {}", i.answers[0]),
+    }
+}
+
+/// Under the rows' own metrics an answer that does as asked scores 1, also after a reasoning
+/// block; an empty one, or another item, scores less.
+#[test]
+fn doing_as_asked_scores_one() {
+    use crate::scoring::{score, Gold};
+    for &variant in Ruler2Variant::ALL {
+        let run = run_for(variant, Tokenizer::O200k, 11);
+        for sample in 0..3 {
+            let cell = Cell {
+                length: 8192,
+                depth: None,
+                sample,
+                slot: sample,
+            };
+            let i = task(variant).generate(&run, &cell).unwrap();
+            let gold = Gold {
+                metric: i.metric,
+                target: &i.target,
+                answers: &i.answers,
+                labels: &i.labels,
+                question: &i.question,
+                answer_prefix: &i.answer_prefix,
+                max_new_tokens: i.max_new_tokens,
+                input_chars: i.input.chars().count(),
+            };
+            let answer = ideal(variant, &i);
+            assert_eq!(score(&gold, &answer), 1.0, "{variant}: {answer:?}");
+            let thought = format!("<think>It could be Answer: Z or 0000000.</think>{answer}");
+            assert_eq!(score(&gold, &thought), 1.0, "{variant}");
+            assert_eq!(score(&gold, ""), 0.0, "{variant}");
+            let wrong = match variant.data() {
+                Ruler2Data::None => "1234567890".to_string(),
+                Ruler2Data::Mmlu if i.metric == Metric::Letter => {
+                    let other = ['A', 'B', 'C', 'D']
+                        .into_iter()
+                        .find(|c| c.to_string() != i.target);
+                    format!("Answer: {}", other.unwrap())
+                }
+                Ruler2Data::Mmlu => {
+                    items(&i.input)
+                        .into_iter()
+                        .find(|(x, _)| x != params(&i)["id"].as_str().unwrap())
+                        .unwrap()
+                        .1
+                }
+                Ruler2Data::HotpotQa => "Document 0000000".to_string(),
+            };
+            assert!(score(&gold, &wrong) < 1.0, "{variant}: {wrong}");
+        }
+    }
+}
