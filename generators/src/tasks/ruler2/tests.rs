@@ -415,3 +415,64 @@ fn doing_as_asked_scores_one() {
         }
     }
 }
+
+/// Random lengths, depths, seeds and tokenizers (gpt2's, whitespace words, characters): every
+/// row fits, its needles stand at the places recorded, and nothing panics; a length too short
+/// for the fixed text is refused as such.
+#[test]
+fn randomized_rows_fit_wherever_they_are_asked() {
+    use crate::rng::{Rng, Stream};
+    let mut d = Rng::from_seed_u64(2026, Stream::Content);
+    let toks = [
+        Tokenizer::O200k,
+        Tokenizer::Cl100k,
+        Tokenizer::builtin("gpt2").unwrap(),
+        Tokenizer::Words,
+        Tokenizer::Chars,
+    ];
+    let mut made = 0;
+    for round in 0..120 {
+        let variant = Ruler2Variant::ALL[round % Ruler2Variant::ALL.len()];
+        let tok = toks[d.index(toks.len())].clone();
+        let run = run_for(variant, tok, d.next_u64());
+        let length = 200 + d.below(12_000);
+        let depth = match d.index(3) {
+            0 => None,
+            _ => Some(d.below(101) as f64),
+        };
+        let mut p = Ruler2Params::of(variant);
+        p.per_id = 2 + d.below(5) as u32;
+        p.shots = d.below(7) as u32;
+        let t = p.build().unwrap();
+        let sample = d.below(3);
+        let cell = Cell {
+            length,
+            depth,
+            sample,
+            slot: sample,
+        };
+        match t.generate(&run, &cell) {
+            Ok(i) => {
+                assert!(
+                    i.prompt_tokens + u64::from(i.max_new_tokens) <= length,
+                    "{variant}"
+                );
+                assert_eq!(i.length as usize, run.tokenizer.count(&i.input).unwrap());
+                let q = params(&i);
+                if let Some(places) = q["needle_items"].as_array() {
+                    let id = q["id"].as_str().unwrap();
+                    let all = items(&i.input);
+                    for at in places {
+                        assert_eq!(all[at.as_u64().unwrap() as usize - 1].0, id, "{variant}");
+                    }
+                }
+                made += 1;
+            }
+            Err(GenError::TooShort { .. }) => {
+                assert!(length < 2500, "{variant} at {length}: too short?");
+            }
+            Err(e) => panic!("{variant} at {length}: {e}"),
+        }
+    }
+    assert!(made > 80, "{made}");
+}
