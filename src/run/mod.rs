@@ -11,6 +11,8 @@ pub mod find_inputs;
 pub mod fresh;
 pub mod generate;
 pub mod merge;
+pub mod mmlu;
+mod mmlu_shim;
 pub mod paths;
 pub mod prepare;
 pub mod private;
