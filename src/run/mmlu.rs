@@ -6,12 +6,15 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Result;
+use needlework_generators::haystack::mmlu::{McItem, Mmlu};
+use needlework_generators::{Haystack, Task};
 
 use crate::dataset::parquet_read::{Columns, ParquetFile};
-use crate::run::mmlu_shim::McItem;
 use crate::run::paths;
+use crate::run::recipe::BUILTIN_HAYSTACKS;
 use crate::usage::usage;
 
 /// The two splits ruler2 reads: needles from `test`, the haystack from `auxiliary_train`.
@@ -25,6 +28,21 @@ const EXPECTED: &str = "expected the directory of the Hub's cais/mmlu \"all\" co
 
 /// What an item must be, for refusals.
 const ITEM: &str = "question (string), subject (string), choices (a list of 4 strings) and answer (an integer 0-3)";
+
+/// ruler2's MMLU haystack: the directory `dir`, read and checked. A built-in haystack name is
+/// refused: the MMLU variants read the user's copy.
+pub fn load_mmlu(task: &dyn Task, dir: &str) -> Result<Haystack> {
+    if BUILTIN_HAYSTACKS.contains(&dir) {
+        return Err(usage(format!(
+            "invalid --data '{dir}': {} {} reads an MMLU directory, not a built-in haystack; {EXPECTED}",
+            task.name(),
+            task.variant()
+        )));
+    }
+    let (test, aux) = read_mmlu(dir)?;
+    let mmlu = Mmlu::new(dir, test, aux).map_err(usage)?;
+    Ok(Haystack::of_mmlu(Arc::new(mmlu)))
+}
 
 /// The test and auxiliary_train items of the MMLU directory `dir`, each split's files in name
 /// order and rows in file order.
@@ -255,8 +273,6 @@ fn read_jsonl(path: &Path, out: &mut Vec<McItem>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-
     use arrow_array::builder::{ListBuilder, StringBuilder};
     use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
     use parquet::arrow::ArrowWriter;
@@ -437,5 +453,19 @@ mod tests {
         w.close().unwrap();
         let e = refusal(d);
         assert!(e.contains("has no column 'subject'"), "{e}");
+    }
+
+    /// The committed fixtures hold one copy in two layouts: one bank, one hash.
+    #[test]
+    fn the_fixture_layouts_are_one_copy() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mmlu");
+        let load = |layout: &str| {
+            let dir = fixtures.join(layout);
+            let (test, aux) = read_mmlu(dir.to_str().unwrap()).unwrap();
+            (test.len(), aux.len(), Mmlu::new(layout, test, aux).unwrap().content_hash)
+        };
+        let (pq, js) = (load("parquet"), load("jsonl"));
+        assert_eq!(pq, js);
+        assert_eq!((pq.0, pq.1), (200, 1500));
     }
 }

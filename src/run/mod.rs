@@ -12,7 +12,6 @@ pub mod fresh;
 pub mod generate;
 pub mod merge;
 pub mod mmlu;
-mod mmlu_shim;
 pub mod paths;
 pub mod prepare;
 pub mod private;
