@@ -480,3 +480,28 @@ fn threads_and_shards_never_change_a_byte() {
     crate::suite::sharded(&args, 3, t.path(), &merged);
     assert_eq!(one, all_files(&merged), "the merged shards differ from the one-machine run");
 }
+
+#[test]
+fn an_mmlu_copy_inside_out_is_never_replaced() {
+    let t = tmp();
+    let out = t.path().join("ds");
+    let copy = out.join("mmlu");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["test.jsonl", "auxiliary_train.jsonl"] {
+        std::fs::copy(format!("{}/{f}", mmlu("jsonl")), copy.join(f)).unwrap();
+    }
+    let (o, c) = (out.display().to_string(), copy.display().to_string());
+    let q = hotpotqa();
+    let runs: [(Vec<&str>, &str); 2] = [
+        (vec!["ruler2", "--variant", "mk_niah_easy", "--data", &c, "--len", "4k"], "--data "),
+        (suite_args(&c, &q), "--mmlu-data "),
+    ];
+    for (mut args, flag) in runs {
+        args.extend(["--out", &o, "--force"]);
+        let r = gen(&args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{err}");
+        assert!(err.contains(flag) && err.contains("is inside --out"), "{err}");
+        assert!(copy.join("test.jsonl").exists());
+    }
+}
