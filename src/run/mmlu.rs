@@ -462,7 +462,11 @@ mod tests {
         let load = |layout: &str| {
             let dir = fixtures.join(layout);
             let (test, aux) = read_mmlu(dir.to_str().unwrap()).unwrap();
-            (test.len(), aux.len(), Mmlu::new(layout, test, aux).unwrap().content_hash)
+            (
+                test.len(),
+                aux.len(),
+                Mmlu::new(layout, test, aux).unwrap().content_hash,
+            )
         };
         let (pq, js) = (load("parquet"), load("jsonl"));
         assert_eq!(pq, js);

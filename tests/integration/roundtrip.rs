@@ -245,7 +245,13 @@ fn recipe(d: &mut Draw) -> Vec<String> {
                 "qa_medium",
                 "qa_hard",
             ]);
-            push(&["ruler2", "--variant", variant, "--len", &lengths(d, 1500, 9000)]);
+            push(&[
+                "ruler2",
+                "--variant",
+                variant,
+                "--len",
+                &lengths(d, 1500, 9000),
+            ]);
             if variant.starts_with("qa") {
                 push(&["--data", &fixture("qa/hotpotqa.json")]);
             } else if !variant.ends_with("basic") {

@@ -152,10 +152,16 @@ fn check_row(variant: &str, r: &TestRow, test: &[Item], aux: &BTreeSet<String>) 
                 .map(|&q| item_text(&test[q]))
                 .collect();
             let shown: Vec<String> = at.iter().map(|&k| items[k - 1].1.clone()).collect();
-            assert_eq!(asked, shown, "{id}: the needles are the test questions named");
+            assert_eq!(
+                asked, shown,
+                "{id}: the needles are the test questions named"
+            );
             // Every other item is an auxiliary_train question.
             for (k, (_, text)) in items.iter().enumerate() {
-                assert!(at.contains(&(k + 1)) || aux.contains(text), "{id}: item {k}");
+                assert!(
+                    at.contains(&(k + 1)) || aux.contains(text),
+                    "{id}: item {k}"
+                );
             }
             if v.starts_with("mk") {
                 assert_eq!(at.len(), 1, "{id}: mk ids are distinct");
@@ -235,7 +241,11 @@ fn every_variant_at_4k_under_two_tokenizers_asks_what_the_data_says() {
                 let short = budget - r.prompt_tokens;
                 let next = r.params["next_unit_tokens"].as_i64().unwrap();
                 assert!(short >= 0, "{}: over budget", r.id);
-                assert!(short <= next.max(16), "{}: {short} short, next unit {next}", r.id);
+                assert!(
+                    short <= next.max(16),
+                    "{}: {short} short, next unit {next}",
+                    r.id
+                );
                 check_row(variant, r, &test, &aux);
             }
             let m = manifest(Path::new(&out));
@@ -248,7 +258,11 @@ fn every_variant_at_4k_under_two_tokenizers_asks_what_the_data_says() {
                 Some(_) => assert!(haystack.starts_with("mmlu:"), "{variant}: {haystack}"),
             }
             let v = gen(&["verify", &out, "-q"]);
-            assert!(v.status.success(), "{variant}: {}", String::from_utf8_lossy(&v.stderr));
+            assert!(
+                v.status.success(),
+                "{variant}: {}",
+                String::from_utf8_lossy(&v.stderr)
+            );
         }
     }
 }
@@ -296,7 +310,10 @@ fn the_suite_writes_twelve_configs_under_ruler2s_names_that_verify() {
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
     // The recorded command names both inputs.
     let command = strings(&man["suite"]["command"]).join(" ");
-    assert!(command.contains("--mmlu-data") && command.contains("--qa-data"), "{command}");
+    assert!(
+        command.contains("--mmlu-data") && command.contains("--qa-data"),
+        "{command}"
+    );
 }
 
 #[test]
@@ -304,7 +321,14 @@ fn entries_without_their_data_are_skipped_and_named() {
     let t = tmp();
     let out = out_arg(t.path(), "basic");
     let o = gen_ok(&[
-        "suite", "ruler2", "--len", "4k", "--samples", "1", "--out", &out,
+        "suite",
+        "ruler2",
+        "--len",
+        "4k",
+        "--samples",
+        "1",
+        "--out",
+        &out,
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     for v in VARIANTS {
@@ -328,7 +352,16 @@ fn entries_without_their_data_are_skipped_and_named() {
     let out = out_arg(t.path(), "mmlu");
     let m = mmlu("jsonl");
     let o = gen_ok(&[
-        "suite", "ruler2", "--len", "4k", "--samples", "1", "--mmlu-data", &m, "--out", &out,
+        "suite",
+        "ruler2",
+        "--len",
+        "4k",
+        "--samples",
+        "1",
+        "--mmlu-data",
+        &m,
+        "--out",
+        &out,
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.matches("skipped").count(), 4, "{err}");
@@ -385,19 +418,62 @@ fn bad_data_is_refused_in_one_line_before_anything_is_written() {
     let absent = dir.join("absent").display().to_string();
     let empty = empty.display().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--variant", "mk_niah_easy", "--data", &absent], "no such directory"),
-        (vec!["--variant", "mk_niah_easy", "--data", &empty], "no test files"),
-        (vec!["--variant", "mv_niah_hard", "--data", &no_column], "line 7 has no field 'subject'"),
-        (vec!["--variant", "mk_niah_medium", "--data", &three], "line 7: choices has 3 options, expected 4"),
-        (vec!["--variant", "mk_niah_hard", "--data", &five], "line 7: answer is 5, expected 0, 1, 2 or 3"),
-        (vec!["--variant", "mk_niah_easy", "--data", "generated"], "reads an MMLU directory, not a built-in haystack"),
-        (vec!["--variant", "mk_niah_easy"], "ruler2 mk_niah_easy needs --data: the directory of your MMLU copy"),
-        (vec!["--variant", "qa_hard"], "ruler2 qa_hard needs --data: a HotpotQA JSON file"),
-        (vec!["--variant", "qa_easy", "--data", &squad], "this is a SQuAD file"),
+        (
+            vec!["--variant", "mk_niah_easy", "--data", &absent],
+            "no such directory",
+        ),
+        (
+            vec!["--variant", "mk_niah_easy", "--data", &empty],
+            "no test files",
+        ),
+        (
+            vec!["--variant", "mv_niah_hard", "--data", &no_column],
+            "line 7 has no field 'subject'",
+        ),
+        (
+            vec!["--variant", "mk_niah_medium", "--data", &three],
+            "line 7: choices has 3 options, expected 4",
+        ),
+        (
+            vec!["--variant", "mk_niah_hard", "--data", &five],
+            "line 7: answer is 5, expected 0, 1, 2 or 3",
+        ),
+        (
+            vec!["--variant", "mk_niah_easy", "--data", "generated"],
+            "reads an MMLU directory, not a built-in haystack",
+        ),
+        (
+            vec!["--variant", "mk_niah_easy"],
+            "ruler2 mk_niah_easy needs --data: the directory of your MMLU copy",
+        ),
+        (
+            vec!["--variant", "qa_hard"],
+            "ruler2 qa_hard needs --data: a HotpotQA JSON file",
+        ),
+        (
+            vec!["--variant", "qa_easy", "--data", &squad],
+            "this is a SQuAD file",
+        ),
         (vec!["--variant", "qa_easy", "--data", &m], "invalid --data"),
-        (vec!["--variant", "mk_niah_basic", "--data", &m], "does not apply: ruler2 mk_niah_basic makes its own"),
-        (vec!["--variant", "mv_niah_basic", "--data", &q], "does not apply"),
-        (vec!["--variant", "mk_niah_easy", "--data", &m, "--haystack", "noise"], "--haystack noise does not apply"),
+        (
+            vec!["--variant", "mk_niah_basic", "--data", &m],
+            "does not apply: ruler2 mk_niah_basic makes its own",
+        ),
+        (
+            vec!["--variant", "mv_niah_basic", "--data", &q],
+            "does not apply",
+        ),
+        (
+            vec![
+                "--variant",
+                "mk_niah_easy",
+                "--data",
+                &m,
+                "--haystack",
+                "noise",
+            ],
+            "--haystack noise does not apply",
+        ),
         (vec!["--variant", "mk_niah_huge"], "mk_niah_huge"),
     ];
     for (args, says) in cases {
@@ -412,7 +488,10 @@ fn bad_data_is_refused_in_one_line_before_anything_is_written() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("mk_niah_easy") && err.contains("choices has 3 options"), "{err}");
+    assert!(
+        err.contains("mk_niah_easy") && err.contains("choices has 3 options"),
+        "{err}"
+    );
     assert!(!Path::new(&out).exists());
     let mut all = suite_args(&m, &squad);
     all.extend(["--out", &out]);
@@ -432,7 +511,17 @@ fn the_two_layouts_of_one_copy_make_the_same_rows_and_verify_either_way() {
             let m = mmlu(layout);
             generate(
                 &out,
-                &["ruler2", "--variant", "mv_niah_medium", "--len", "4k,8k", "--samples", "2", "--data", &m],
+                &[
+                    "ruler2",
+                    "--variant",
+                    "mv_niah_medium",
+                    "--len",
+                    "4k,8k",
+                    "--samples",
+                    "2",
+                    "--data",
+                    &m,
+                ],
             );
             let id = manifest(Path::new(&out))["recipe"]["haystack_id"]
                 .as_str()
@@ -444,7 +533,14 @@ fn the_two_layouts_of_one_copy_make_the_same_rows_and_verify_either_way() {
     assert_eq!(made[0].1, made[1].1, "one copy, one haystack id");
     let view = |rows: &[TestRow]| -> Vec<(String, String, Vec<String>, String)> {
         rows.iter()
-            .map(|r| (r.id.clone(), r.input.clone(), r.answers.clone(), r.params.to_string()))
+            .map(|r| {
+                (
+                    r.id.clone(),
+                    r.input.clone(),
+                    r.answers.clone(),
+                    r.params.to_string(),
+                )
+            })
             .collect()
     };
     assert_eq!(view(&made[0].0), view(&made[1].0));
@@ -455,7 +551,9 @@ fn the_two_layouts_of_one_copy_make_the_same_rows_and_verify_either_way() {
     assert!(gen(&["verify", &out, "-q"]).status.success());
     let v = gen(&["verify", &out, "--data", &js, "-q"]);
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
-    let other = broken_copy(t.path(), "other", |v| v["question"] = "What is two plus two?".into());
+    let other = broken_copy(t.path(), "other", |v| {
+        v["question"] = "What is two plus two?".into()
+    });
     let v = gen(&["verify", &out, "--data", &other, "-q"]);
     let err = String::from_utf8_lossy(&v.stderr);
     assert!(!v.status.success());
@@ -478,7 +576,11 @@ fn threads_and_shards_never_change_a_byte() {
     assert_eq!(one, run("two", "2"), "--threads 1 and 2 differ");
     let merged = t.path().join("merged");
     crate::suite::sharded(&args, 3, t.path(), &merged);
-    assert_eq!(one, all_files(&merged), "the merged shards differ from the one-machine run");
+    assert_eq!(
+        one,
+        all_files(&merged),
+        "the merged shards differ from the one-machine run"
+    );
 }
 
 #[test]
@@ -493,7 +595,18 @@ fn an_mmlu_copy_inside_out_is_never_replaced() {
     let (o, c) = (out.display().to_string(), copy.display().to_string());
     let q = hotpotqa();
     let runs: [(Vec<&str>, &str); 2] = [
-        (vec!["ruler2", "--variant", "mk_niah_easy", "--data", &c, "--len", "4k"], "--data "),
+        (
+            vec![
+                "ruler2",
+                "--variant",
+                "mk_niah_easy",
+                "--data",
+                &c,
+                "--len",
+                "4k",
+            ],
+            "--data ",
+        ),
         (suite_args(&c, &q), "--mmlu-data "),
     ];
     for (mut args, flag) in runs {
@@ -501,7 +614,10 @@ fn an_mmlu_copy_inside_out_is_never_replaced() {
         let r = gen(&args);
         let err = String::from_utf8_lossy(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{err}");
-        assert!(err.contains(flag) && err.contains("is inside --out"), "{err}");
+        assert!(
+            err.contains(flag) && err.contains("is inside --out"),
+            "{err}"
+        );
         assert!(copy.join("test.jsonl").exists());
     }
 }
