@@ -335,6 +335,46 @@ mod tests {
                 ],
                 "gen niah --canary 8c1f6a2e-3b4d-4e5f-9a0b-1c2d3e4f5a6b",
             ),
+            (
+                vec![
+                    vec!["gen", "ruler2", "--variant", "mv_niah_basic", "--len", "4k"],
+                    vec![
+                        "gen",
+                        "ruler2",
+                        "--variant=mv_niah_basic",
+                        "--per-id",
+                        "4",
+                        "--data",
+                        "none",
+                    ],
+                ],
+                "gen ruler2 --variant mv_niah_basic",
+            ),
+            (
+                vec![
+                    vec![
+                        "gen",
+                        "ruler2",
+                        "--variant",
+                        "mk_niah_hard",
+                        "--data",
+                        "mmlu/all",
+                        "--shots",
+                        "3",
+                    ],
+                    vec![
+                        "gen",
+                        "ruler2",
+                        "--shots=3",
+                        "--data=mmlu/all",
+                        "--variant",
+                        "mk_niah_hard",
+                        "--len",
+                        "4096",
+                    ],
+                ],
+                "gen ruler2 --variant mk_niah_hard --shots 3 --data mmlu/all",
+            ),
         ] {
             for s in spellings {
                 let r = recipe(&s);

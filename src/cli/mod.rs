@@ -31,7 +31,7 @@ pub struct Cli {
 pub enum Command {
     #[command(flatten)]
     Task(TaskCommand),
-    /// Several tasks as one dataset: a built-in suite (ruler, babilong, reasoning, frontier) or a .toml file.
+    /// Several tasks as one dataset: a built-in suite (ruler, ruler2, babilong, reasoning, frontier) or a .toml file.
     Suite(Box<SuiteArgs>),
     /// Join the parts written by --num-shards/--shard-index into the one-machine dataset.
     Merge(MergeArgs),
@@ -99,8 +99,8 @@ pub struct InputOverrides {
     /// The tokenizer.json the dataset was made with.
     #[arg(long)]
     pub tokenizer: Option<String>,
-    /// The corpus the dataset was made with (with its :field suffix, if any); for qa, its
-    /// QA data file (also spelled --data).
+    /// The corpus the dataset was made with (with its :field suffix, if any); for qa and
+    /// ruler2, its --data (a QA file, or ruler2's MMLU directory; also spelled --data).
     #[arg(long, alias = "data")]
     pub haystack: Option<String>,
     /// The template file the dataset was made with.

@@ -1,13 +1,19 @@
-//! Reading user corpora: `.txt`, a directory of `.txt`, `.jsonl[:field]`, `.parquet[:column]`.
+//! Reading user corpora: `.txt`, a directory of `.txt`, `.jsonl[:field]`, `.parquet[:column]`;
+//! and the QA files of the tasks that read documents.
 
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Result;
+use needlework_generators::haystack::documents::{DocFormat, Documents};
+use needlework_generators::tasks::ruler2;
+use needlework_generators::{Haystack, Task};
 
 use crate::dataset::parquet_read::{Columns, ParquetFile};
 use crate::run::paths;
+use crate::run::recipe::BUILTIN_HAYSTACKS;
 use crate::usage::usage;
 
 const FORMS: &str =
@@ -45,6 +51,37 @@ pub fn read_documents(spec: &str) -> Result<Vec<String>> {
     } else {
         Ok(vec![read_text(p)?])
     }
+}
+
+/// The haystack of a task that reads documents (qa, ruler2's qa variants): the paragraphs and
+/// questions of a SQuAD or HotpotQA file. ruler2 follows RULER v2's HotpotQA documents, so a
+/// SQuAD file is refused for it.
+pub fn load_documents(task: &dyn Task, path: &str) -> Result<Haystack> {
+    let expected = if task.name() == ruler2::NAME {
+        "a HotpotQA JSON file"
+    } else {
+        "a SQuAD or HotpotQA JSON file"
+    };
+    if BUILTIN_HAYSTACKS.contains(&path) {
+        return Err(usage(format!(
+            "invalid --data '{path}': {} reads {expected}, not a built-in haystack",
+            task.name()
+        )));
+    }
+    let bytes = paths::read_input(Path::new(path), paths::MAX_QA_FILE_BYTES, "QA data")?;
+    let docs = Documents::parse(path, &bytes).map_err(usage)?;
+    if task.name() == ruler2::NAME && docs.format != DocFormat::Hotpotqa {
+        return Err(usage(format!(
+            "invalid --data '{path}': ruler2 {} reads {expected}, not SQuAD",
+            task.variant()
+        )));
+    }
+    // Questions no row could be made of (an answer in no gold paragraph, a repeated id,
+    // supporting facts naming no paragraph) are left out; the user is told how many.
+    if docs.skipped.any() {
+        eprintln!("note: QA data '{path}': {}", docs.skipped.describe());
+    }
+    Ok(Haystack::of_documents(Arc::new(docs)))
 }
 
 /// Every `.txt` file below `dir`, following symbolic links, each directory read once: a

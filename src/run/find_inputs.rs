@@ -21,7 +21,8 @@ use crate::usage::usage;
 pub struct InputPaths {
     /// The tokenizer.json the dataset was made with.
     pub tokenizer: Option<String>,
-    /// The corpus (with its `:field` suffix, if any), or qa's data file.
+    /// The corpus (with its `:field` suffix, if any), qa's data file, or ruler2's (an MMLU
+    /// directory or a HotpotQA file).
     pub haystack: Option<String>,
     /// The template file.
     pub template: Option<String>,

@@ -11,6 +11,7 @@ pub mod find_inputs;
 pub mod fresh;
 pub mod generate;
 pub mod merge;
+pub mod mmlu;
 pub mod paths;
 pub mod prepare;
 pub mod private;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use needlework_generators::chat::{ChatTemplate, Reader};
-use needlework_generators::haystack::documents::Documents;
 use needlework_generators::tasks::TaskParams;
 use needlework_generators::tokenizer::BUILTIN_TOKENIZERS;
 use needlework_generators::{
@@ -20,6 +19,7 @@ use crate::run::config::Config;
 use crate::run::corpus;
 use crate::run::disjoint::Exclusion;
 use crate::run::fresh::Fresh;
+use crate::run::mmlu;
 use crate::run::paths;
 use crate::run::private::{Private, SeedFile};
 use crate::run::recipe::{build_parts, derived_canary, Excluded, Recipe, BUILTIN_HAYSTACKS};
@@ -107,8 +107,11 @@ pub fn load_tokenizer(name: &str) -> Result<Tokenizer> {
 /// The haystack a recipe names (a built-in name or a corpus path), prepared for `tok`; `None`
 /// for `none`.
 pub fn load_haystack(task: &dyn Task, haystack: &str, tok: &Tokenizer) -> Result<Option<Haystack>> {
+    if task.reads_mmlu() {
+        return mmlu::load_mmlu(task, haystack).map(Some);
+    }
     if task.reads_documents() {
-        return load_documents(haystack).map(Some);
+        return corpus::load_documents(task, haystack).map(Some);
     }
     let (kind, corpus) = match haystack {
         "none" if task.requires_haystack() => {
@@ -135,23 +138,6 @@ pub fn load_haystack(task: &dyn Task, haystack: &str, tok: &Tokenizer) -> Result
         }
     };
     Ok(Some(Haystack::prepare(kind, corpus, tok).map_err(usage)?))
-}
-
-/// qa's haystack: the paragraphs and questions of a SQuAD or HotpotQA file.
-fn load_documents(path: &str) -> Result<Haystack> {
-    if BUILTIN_HAYSTACKS.contains(&path) {
-        return Err(usage(format!(
-            "invalid --data '{path}': qa reads a SQuAD or HotpotQA JSON file, not a built-in haystack"
-        )));
-    }
-    let bytes = paths::read_input(Path::new(path), paths::MAX_QA_FILE_BYTES, "QA data")?;
-    let docs = Documents::parse(path, &bytes).map_err(usage)?;
-    // Questions no row could be made of (an answer in no gold paragraph, a repeated id,
-    // supporting facts naming no paragraph) are left out; the user is told how many.
-    if docs.skipped.any() {
-        eprintln!("note: QA data '{path}': {}", docs.skipped.describe());
-    }
-    Ok(Haystack::of_documents(Arc::new(docs)))
 }
 
 /// A built-in template by name or a template file, compiled and checked to render with the

@@ -16,6 +16,7 @@ mod needlechain;
 mod niah;
 mod posgen;
 mod qa;
+mod ruler2;
 mod sort;
 mod vt;
 
@@ -113,6 +114,7 @@ tasks! {
     Fwe(fwe::FweArgs),
     Qa(qa::QaArgs),
     Graphwalks(graphwalks::GraphwalksArgs),
+    Ruler2(ruler2::Ruler2Args),
 }
 
 /// A recipe's task flags, as [`flags_of`] renders them.
@@ -269,6 +271,9 @@ mod tests {
                     "--format".into(),
                     "squad".into(),
                 ]);
+            }
+            if *name == "ruler2" {
+                argv.extend(["--variant".into(), "mk_niah_basic".into()]);
             }
             let cli = <Cli as clap::Parser>::try_parse_from(&argv).unwrap();
             let crate::cli::Command::Task(t) = cli.command else {

@@ -22,6 +22,7 @@ mod parquet_read;
 mod placement;
 mod qa;
 mod roundtrip;
+mod ruler2;
 mod ruler_tasks;
 mod safety;
 mod schedulers;

@@ -89,7 +89,7 @@ fn recipe(d: &mut Draw) -> Vec<String> {
     let seed = d.next().to_string();
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    match d.below(11) {
+    match d.below(12) {
         0 => {
             let variant = d.pick(&["single", "multikey", "multivalue", "multiquery", "none"]);
             push(&[
@@ -227,6 +227,47 @@ fn recipe(d: &mut Draw) -> Vec<String> {
             ]);
             push(&["--depths", &depths(d), "--haystack", &haystack]);
             push(&["--spread", d.pick(&["random", "even"])]);
+        }
+        11 => {
+            // RULER v2's tasks: MMLU items (either layout of one copy), HotpotQA documents, or
+            // needle-shaped lines of their own.
+            let variant = d.pick(&[
+                "mk_niah_basic",
+                "mv_niah_basic",
+                "mk_niah_easy",
+                "mk_niah_medium",
+                "mk_niah_hard",
+                "mv_niah_easy",
+                "mv_niah_medium",
+                "mv_niah_hard",
+                "qa_basic",
+                "qa_easy",
+                "qa_medium",
+                "qa_hard",
+            ]);
+            push(&[
+                "ruler2",
+                "--variant",
+                variant,
+                "--len",
+                &lengths(d, 1500, 9000),
+            ]);
+            if variant.starts_with("qa") {
+                push(&["--data", &fixture("qa/hotpotqa.json")]);
+            } else if !variant.ends_with("basic") {
+                let layout = d.pick(&["mmlu/parquet", "mmlu/jsonl"]);
+                push(&["--data", &fixture(layout)]);
+            }
+            if !variant.ends_with("basic") && d.chance(40) {
+                push(&["--depths", &depths(d)]);
+            }
+            if variant.starts_with("mv") && d.chance(40) {
+                push(&["--per-id", d.pick(&["2", "3", "4"])]);
+            }
+            let solves = variant == "mk_niah_medium" || variant == "mk_niah_hard";
+            if solves && d.chance(40) {
+                push(&["--shots", d.pick(&["1", "3", "5"])]);
+            }
         }
         _ => {
             let task = d.pick(&[

@@ -313,7 +313,7 @@ fn with_qa_data_the_ruler_suite_writes_all_13_configs_that_verify() {
 }
 
 /// Run a generating command as `n` shards and merge them into `merged`.
-fn sharded(args: &[&str], n: u64, dir: &Path, merged: &Path) {
+pub(crate) fn sharded(args: &[&str], n: u64, dir: &Path, merged: &Path) {
     let mut parts = Vec::new();
     // Shards made out of order, one of them twice (a retried shard rewrites the same part).
     for i in (0..n).rev().chain([0]) {

@@ -5,12 +5,16 @@ use toml_edit::{Document, Item, Table, Value};
 
 /// Placeholders a value may be, filled from the command line; an entry whose placeholder is
 /// not given is skipped and named.
-pub const PLACEHOLDERS: &[(&str, &str)] =
-    &[("{qa_data}", "--qa-data"), ("{qa2_data}", "--qa2-data")];
+pub const PLACEHOLDERS: &[(&str, &str)] = &[
+    ("{qa_data}", "--qa-data"),
+    ("{qa2_data}", "--qa2-data"),
+    ("{mmlu_data}", "--mmlu-data"),
+];
 
 /// The built-in suites, by name: their TOML text, embedded.
 pub const BUILTIN_SUITES: &[(&str, &str)] = &[
     ("ruler", include_str!("ruler.toml")),
+    ("ruler2", include_str!("ruler2.toml")),
     ("babilong", include_str!("babilong.toml")),
     ("reasoning", include_str!("reasoning.toml")),
     ("frontier", include_str!("frontier.toml")),

@@ -26,19 +26,25 @@ use crate::run::shard::Rerun;
 use crate::tasks::{flag_of, flags_of, task_ids, worded};
 use crate::usage::{usage, UsageError};
 use file::{parse, Setting, SuiteFile, Word, BUILTIN_SUITES, PLACEHOLDERS};
-use options::{fresh_options, overrides, public_seed, suite_command};
+use options::{fresh_options, overrides, placeholder, public_seed, suite_command};
 
 /// `gen suite`: a suite's entries, with the common options that override the suite's.
 #[derive(Debug, Args, Clone)]
 pub struct SuiteArgs {
-    /// A built-in suite (ruler, babilong, reasoning, frontier) or a .toml suite file.
+    /// A built-in suite (ruler, ruler2, babilong, reasoning, frontier) or a .toml suite file.
     pub suite: String,
-    /// SQuAD JSON for the suite's `{qa_data}` entries (RULER's qa_1); without it they are skipped.
+    /// The QA file of the suite's `{qa_data}` entries: SQuAD JSON for ruler's qa_1, HotpotQA
+    /// JSON for ruler2's qa_basic..qa_hard; without it they are skipped.
     #[arg(long)]
     pub qa_data: Option<String>,
     /// HotpotQA JSON for the suite's `{qa2_data}` entries (RULER's qa_2); without it they are skipped.
     #[arg(long)]
     pub qa2_data: Option<String>,
+    /// The MMLU directory of the suite's `{mmlu_data}` entries (ruler2's mk/mv easy..hard): the
+    /// Hub's cais/mmlu `all` config (test-*.parquet and auxiliary_train-*.parquet, or
+    /// test.jsonl and auxiliary_train.jsonl); without it they are skipped.
+    #[arg(long)]
+    pub mmlu_data: Option<String>,
     /// Target lengths for every entry (overrides the suite's `lengths`).
     #[arg(long)]
     pub len: Option<String>,
@@ -329,20 +335,13 @@ fn expand(
                 Word::List(_) => return Err(bad(format!("{} takes one value", s.key))),
                 Word::Text(t) => {
                     let t = match PLACEHOLDERS.iter().find(|(p, _)| p == t) {
-                        Some((p, opt)) => {
-                            let given = if *p == "{qa_data}" {
-                                &a.qa_data
-                            } else {
-                                &a.qa2_data
-                            };
-                            match given {
-                                Some(g) => g.clone(),
-                                None => {
-                                    missing = Some(format!("no {opt} given"));
-                                    continue;
-                                }
+                        Some((p, opt)) => match placeholder(a, p) {
+                            Some(g) => g.clone(),
+                            None => {
+                                missing = Some(format!("no {opt} given"));
+                                continue;
                             }
-                        }
+                        },
                         None if t.starts_with('{') && t.ends_with('}') => {
                             return Err(bad(format!(
                                 "unknown placeholder {t}: expected {}",
@@ -553,6 +552,7 @@ pub fn build_suite_job(a: &SuiteArgs) -> Result<Job> {
     let mut inputs: Vec<(&'static str, String)> = vec![("suite", a.suite.clone())];
     inputs.extend(a.qa_data.iter().map(|q| ("--qa-data", q.clone())));
     inputs.extend(a.qa2_data.iter().map(|q| ("--qa2-data", q.clone())));
+    inputs.extend(a.mmlu_data.iter().map(|q| ("--mmlu-data", q.clone())));
     for e in &entries {
         let r = &e.recipe;
         // Each input named by the flag that gives it (qa's haystack is its --data file).

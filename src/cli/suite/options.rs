@@ -32,6 +32,9 @@ pub fn suite_command(a: &SuiteArgs, recorded: &str) -> Result<Vec<String>> {
     if let Some(q) = &a.qa2_data {
         push("--qa2-data", paths::record(q));
     }
+    if let Some(m) = &a.mmlu_data {
+        push("--mmlu-data", paths::record(m));
+    }
     if let Some(l) = &a.len {
         let l = parse_lengths(l, true).map_err(usage)?;
         push(
@@ -85,6 +88,16 @@ pub fn suite_command(a: &SuiteArgs, recorded: &str) -> Result<Vec<String>> {
         out.push("--jsonl".into());
     }
     Ok(out)
+}
+
+/// The value the command line gives a placeholder (`{qa_data}`: `--qa-data`), if any.
+pub fn placeholder<'a>(a: &'a SuiteArgs, p: &str) -> Option<&'a String> {
+    match p {
+        "{qa_data}" => a.qa_data.as_ref(),
+        "{qa2_data}" => a.qa2_data.as_ref(),
+        "{mmlu_data}" => a.mmlu_data.as_ref(),
+        _ => None,
+    }
 }
 
 /// The command-line overrides of a suite run, as (key, word).
