@@ -13,7 +13,7 @@ use needlework_generators::tasks::TaskParams;
 
 use super::TaskArgs;
 use crate::cli::common::CommonArgs;
-use crate::usage::{refused, usage};
+use crate::usage::usage;
 
 #[derive(Debug, Args, Clone)]
 pub struct Ruler2Args {
@@ -39,7 +39,13 @@ pub struct Ruler2Args {
 
 impl Ruler2Args {
     fn variant(&self) -> Result<Ruler2Variant> {
-        self.variant.parse::<Ruler2Variant>().map_err(refused)
+        self.variant.parse::<Ruler2Variant>().map_err(|_| {
+            usage(format!(
+                "invalid --variant '{}': expected {}",
+                self.variant,
+                Ruler2Variant::expected()
+            ))
+        })
     }
 }
 
