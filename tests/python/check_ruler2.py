@@ -17,12 +17,19 @@
       `input` (RULER v2's own count); `needle_offsets` the token offsets of needle units.
       Finally every check is run on mutated copies of rows and must fail on each.
   check_ruler2.py predictions DIR PREFIX
-      Write PREFIX-{gold,partial,copied,think,malformed}.jsonl: predictions for every row.
+      Write PREFIX-{gold,partial,copied,think,malformed,empty}.jsonl: predictions for every row
+      (gold as RULER v2 reads it: letters as `Answer: X`; partial: half the gold's words; copied:
+      the needle lines, items or documents copied, then `Answer: <gold>`; think: a `<think>`
+      block naming a wrong answer, then gold; malformed: bare or lowercase letters, garbage, an
+      answer before `</think>`, an unclosed document block, ...).
   check_ruler2.py same-scores DIR PRED.jsonl ROWS.json [PRED.jsonl ROWS.json ...]
       Every row's `score` in gen score's rows.json must equal RULER v2's scorer restated in
       check_metrics.py (NeMo-Skills' eval_ruler2 soft match; its multiple-choice letter
       extraction) with needlework's echo rule on top, the package's metrics.py (`score_row`)
-      and, when DIR has an lm-eval export, that export's process_results.
+      and, when DIR has an lm-eval export, that export's process_results. Gold must score 1 and
+      empty 0 on every row; gold, copied and think full marks by RULER v2's rule.
+  check_ruler2.py inspect-gold DIR CONFIG
+      The exported inspect_ai task with mockllm: gold answers accuracy 1.0, empty 0.0.
 """
 import argparse
 import json
@@ -445,10 +452,11 @@ def predictions_for(row: Dict[str, Any], n: int) -> Dict[str, str]:
         "copied": copy + "Answer: " + gold,
         "think": "<think>Let me look. " + copy + "It might be " + ("A" if gold != "A" else "B") + ".</think>" + gold,
         "malformed": malformed[n % len(malformed)],
+        "empty": "",
     }
 
 
-KINDS = ("gold", "partial", "copied", "think", "malformed")
+KINDS = ("gold", "partial", "copied", "think", "malformed", "empty")
 
 
 def write_predictions(directory: str, prefix: str) -> None:
@@ -523,11 +531,43 @@ def same_scores(directory: str, pairs: List[Tuple[str, str]]) -> None:
     for kind in ("gold", "copied", "think"):
         if kind in full and set(full[kind]) != {True}:
             fail(f"{kind} predictions: RULER v2's scorer gave {dict(full[kind])} (full marks True), expected full marks on every row")
+    for kind, want in (("gold", "1"), ("empty", "0")):
+        if kind in shapes and set(shapes[kind]) != {want}:
+            fail(f"{kind} predictions: gen score gave {dict(shapes[kind])}, expected {want} on every row")
     if "partial" in shapes and "between" not in shapes["partial"]:
         fail(f"no partial prediction earned partial credit: {dict(shapes['partial'])}")
     print(f"ok: gen score equals RULER v2's scorer restated (and metrics.py{', the lm-eval export' if hooks else ''}) on "
           f"{total} predictions ({echoes} judged echoes by needlework's rule): "
           + "; ".join(f"{k} {dict(sorted(c.items()))}" for k, c in shapes.items()))
+
+
+def inspect_gold(directory: str, config: str) -> None:
+    """The exported inspect_ai task, run with mockllm saying each row's gold answer (as RULER v2
+    reads it), scores accuracy 1.0; saying nothing, 0.0."""
+    import importlib.util
+
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, get_model
+
+    path = os.path.join(directory, "inspect", "needlework_tasks.py")
+    spec = importlib.util.spec_from_file_location("ruler2_inspect", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    golds = [gold_text(row) for _, row in rows(directory) if row["variant"] == config]
+    limit = min(6, len(golds))
+    if limit == 0:
+        fail(f"no rows of {config} in {directory}")
+    for outputs, want in ((golds[:limit], 1.0), ([""] * limit, 0.0)):
+        model = get_model("mockllm/model", custom_outputs=[
+            ModelOutput.from_content(model="mockllm/model", content=t) for t in outputs])
+        log = inspect_eval(getattr(module, config)(), model=model, limit=limit, max_samples=1, display="none",
+                           log_dir=os.environ.get("INSPECT_LOG_DIR", "inspect-logs"))[0]
+        if log.status != "success":
+            fail(f"inspect: run status {log.status}: {log.error}")
+        got = {name: m.value for sc in log.results.scores for name, m in sc.metrics.items()}
+        if abs(got.get("accuracy", -1) - want) > 1e-9:
+            fail(f"inspect {config}: accuracy {got.get('accuracy')}, expected {want} ({got})")
+    print(f"ok: inspect_ai ran {config}: gold answers score 1.0, empty answers 0.0 ({limit} samples)")
 
 
 def main() -> None:
@@ -545,6 +585,8 @@ def main() -> None:
         check_rows(a.dirs, a.mmlu, a.qa, a.min_rows)
     elif cmd == "predictions" and len(rest) == 2:
         write_predictions(rest[0], rest[1])
+    elif cmd == "inspect-gold" and len(rest) == 2:
+        inspect_gold(rest[0], rest[1])
     elif cmd == "same-scores" and len(rest) >= 3 and len(rest) % 2 == 1:
         same_scores(rest[0], list(zip(rest[1::2], rest[2::2])))
     else:
