@@ -474,6 +474,11 @@ pub trait Task: Send + Sync {
     fn reads_documents(&self) -> bool {
         false
     }
+    /// Whether the task's haystack is a copy of MMLU (ruler2's multiple-choice tasks), read
+    /// in place of prose; a front end then loads it as [`haystack::mmlu::Mmlu`].
+    fn reads_mmlu(&self) -> bool {
+        false
+    }
     /// Whether the task takes the `needles` haystack (distractors of its own needle's form).
     fn takes_needle_haystack(&self) -> bool {
         false

@@ -6,6 +6,7 @@
 //! grammar, splitting and counting a corpus) happens once per run in [`Haystack::prepare`].
 
 pub mod documents;
+pub mod mmlu;
 pub mod prose;
 pub mod screen;
 pub mod sentences;
@@ -206,6 +207,8 @@ enum Prepared {
     Corpus(CountedCorpus),
     /// QA paragraphs: whole documents placed by the `qa` task, never streamed as sentences.
     Documents(Arc<documents::Documents>),
+    /// Multiple-choice questions (an MMLU copy), placed whole by `ruler2`.
+    Mmlu(Arc<mmlu::Mmlu>),
 }
 
 /// Tokens of haystack sampled to measure the join ratio.
@@ -297,6 +300,23 @@ impl Haystack {
         }
     }
 
+    /// A haystack of multiple-choice questions (the user's MMLU copy): `ruler2` places them
+    /// whole, one per line; nothing is counted until an instance needs it.
+    pub fn of_mmlu(bank: Arc<mmlu::Mmlu>) -> Haystack {
+        Haystack {
+            prepared: Prepared::Mmlu(bank),
+            join_ratio: 1.0,
+        }
+    }
+
+    /// The MMLU bank, when the haystack is made of one.
+    pub fn mmlu(&self) -> Option<&mmlu::Mmlu> {
+        match &self.prepared {
+            Prepared::Mmlu(m) => Some(m),
+            _ => None,
+        }
+    }
+
     /// The QA documents, when the haystack is made of them.
     pub fn documents(&self) -> Option<&documents::Documents> {
         match &self.prepared {
@@ -318,6 +338,7 @@ impl Haystack {
             Prepared::Needles(_) => "needles".to_string(),
             Prepared::Corpus(c) => format!("corpus:{}", c.corpus.content_hash),
             Prepared::Documents(d) => format!("documents:{}", d.content_hash),
+            Prepared::Mmlu(m) => format!("mmlu:{}", m.content_hash),
         }
     }
 
@@ -342,6 +363,10 @@ impl Haystack {
                 },
                 Prepared::Documents(_) => return Err(GenError::BadCorpus(
                     "a QA data file is the haystack of qa only: its paragraphs are placed whole"
+                        .into(),
+                )),
+                Prepared::Mmlu(_) => return Err(GenError::BadCorpus(
+                    "an MMLU copy is the haystack of ruler2 only: its questions are placed whole"
                         .into(),
                 )),
                 Prepared::Needles(tail) => Source::Distractors {

@@ -13,6 +13,7 @@ pub mod needlechain;
 pub mod niah;
 pub mod posgen;
 pub mod qa;
+pub mod ruler2;
 pub mod sort;
 pub mod vt;
 
@@ -178,6 +179,7 @@ tasks! {
     fwe => Fwe(fwe::FweParams);
     qa => Qa(qa::QaParams);
     graphwalks => Graphwalks(graphwalks::GraphwalksParams);
+    ruler2 => Ruler2(ruler2::Ruler2Params);
 }
 
 /// The built-in template `name` of `task`.

@@ -116,14 +116,14 @@ pub struct Qa {
 
 /// Draws `0..n` in a random order without building the whole permutation: Fisher–Yates with
 /// the swaps kept sparse, so taking k items costs O(k log k) whatever n is.
-struct LazyShuffle {
+pub(crate) struct LazyShuffle {
     n: usize,
     next: usize,
     swaps: BTreeMap<usize, usize>,
 }
 
 impl LazyShuffle {
-    fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         LazyShuffle {
             n,
             next: 0,
@@ -131,7 +131,7 @@ impl LazyShuffle {
         }
     }
 
-    fn draw(&mut self, rng: &mut Rng) -> Option<usize> {
+    pub(crate) fn draw(&mut self, rng: &mut Rng) -> Option<usize> {
         if self.next >= self.n {
             return None;
         }
@@ -249,12 +249,18 @@ impl Qa {
     /// What a distractor must not mention: a gold answer (yes/no answers of HotpotQA's
     /// comparison questions are words of any text, and are not screened).
     fn screen(q: &DocQuestion) -> Screen {
-        Screen::new(
-            q.answers
-                .iter()
-                .filter(|a| !matches!(a.to_lowercase().as_str(), "yes" | "no")),
-        )
+        answer_screen(q)
     }
+}
+
+/// What a distractor of `q` must not mention: a gold answer (yes/no answers of HotpotQA's
+/// comparison questions are words of any text, and are not screened).
+pub(crate) fn answer_screen(q: &DocQuestion) -> Screen {
+    Screen::new(
+        q.answers
+            .iter()
+            .filter(|a| !matches!(a.to_lowercase().as_str(), "yes" | "no")),
+    )
 }
 
 /// The documents in prompt order: distractors `drawn[..n]` in draw order with the gold ones
