@@ -98,6 +98,12 @@ def needle_checks(row):
         # The first and last edge line the answer rests on.
         edge = re.compile(r"[0-9a-f]{10} -> [0-9a-f]{10}(\n|$)")
         return [(lambda t: edge.match(t) is not None)] * len(row["needle_offsets"])
+    if row["task"] == "ruler2":
+        # The needle units: the asked key's lines, the asked id's items, the gold documents.
+        heads = ([f"The hidden number of {params['key']} is "] if "key" in params else
+                 [f"Question {params['id']}: "] if "id" in params else
+                 [f"Document {i}:\n" for i in params["gold_ids"]])
+        return [(lambda t: any(t.startswith(h) for h in heads))] * len(row["needle_offsets"])
     if row["task"] == "babilong":
         # A fact names its actor (or refers back by pronoun) and its places, objects, kinds.
         facts = params.get("relations") or params.get("events") or params["statements"]
@@ -287,6 +293,9 @@ def check_lengths(directory, tokenizer_file=None, chat_dir=None, gen=None):
             headers = [int(m) for m in re.findall(r"(?m)^Document (\d+):$", text)]
             if headers != list(range(1, params["documents"] + 1)):
                 fail(f"row {row['id']}: documents numbered {headers[:5]}... but params say {params['documents']}")
+        if row["task"] == "ruler2":
+            # Whole units (lines, items, documents): short by less than the one that did not fit.
+            tolerance = max(tolerance, params["next_unit_tokens"] + 2)
         if row["task"] == "graphwalks":
             # Edge by edge: short of the length by less than the edge line that did not fit.
             tolerance = max(tolerance, params["next_edge_tokens"] - 1)
