@@ -51,7 +51,7 @@ METRICS = {
     "mk_niah_basic": "soft_all", "mv_niah_basic": "soft_all",
     "mk_niah_easy": "soft_all", "mk_niah_medium": "letter", "mk_niah_hard": "letter",
     "mv_niah_easy": "soft_all", "mv_niah_medium": "soft_2steps", "mv_niah_hard": "soft_all",
-    "qa_basic": "soft_all", "qa_easy": "soft_part", "qa_medium": "soft_part", "qa_hard": "soft_part",
+    "qa_basic": "soft_part", "qa_easy": "soft_part", "qa_medium": "soft_part", "qa_hard": "soft_part",
 }
 HIDDEN = re.compile(r"^The hidden number of (.+) is (\d{10})\.$")
 ITEM = re.compile(r"^Question (\d{7}): (.+)$")

@@ -128,13 +128,16 @@ const MAX_TRIES: usize = 40;
 /// the first try takes every unit whose counted tokens still fit, later ones move by the units
 /// whose counts cover the measured excess or room, and after [`AIMED_TRIES`] the search
 /// bisects between the largest count that fitted and the smallest that did not.
+///
+/// Also returns the tokens one more unit was measured to add, when that count was tried: BPE
+/// merges at a join can make it more than the unit's own count.
 pub(super) fn settle<T>(
     tok: &Tokenizer,
     pool: &mut Pool<'_>,
     budget: usize,
     fixed: usize,
     mut render: impl FnMut(&Pool<'_>, usize) -> Result<(usize, T), GenError>,
-) -> Result<(usize, T), GenError> {
+) -> Result<(usize, T, Option<usize>), GenError> {
     let mut n = 0usize;
     let mut sum = fixed;
     loop {
@@ -151,9 +154,12 @@ pub(super) fn settle<T>(
     // `lo`: the largest count known to fit, with its rendering; `hi`: the smallest known not to.
     let mut lo: Option<(usize, T)> = None;
     let mut hi: Option<usize> = None;
+    // Every try's measured length, by count.
+    let mut lengths = std::collections::BTreeMap::new();
     let mut smallest_over = usize::MAX;
     for tries in 0..MAX_TRIES {
         let (len, made) = render(pool, n)?;
+        lengths.insert(n, len);
         if len > budget {
             smallest_over = smallest_over.min(len);
             hi = Some(hi.map_or(n, |h| h.min(n)));
@@ -220,7 +226,13 @@ pub(super) fn settle<T>(
         n = next;
     }
     match lo {
-        Some(found) => Ok(found),
+        Some((n, made)) => {
+            let added = match (lengths.get(&n), lengths.get(&(n + 1))) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(*a)),
+                _ => None,
+            };
+            Ok((n, made, added))
+        }
         None => Err(GenError::TooShort {
             budget,
             needed: smallest_over,
@@ -276,7 +288,7 @@ mod tests {
                 Ok((measure(&tok, p, n), ()))
             });
             match got {
-                Ok((n, ())) => {
+                Ok((n, (), _)) => {
                     assert!(measure(&tok, &pool, n) <= budget);
                     if pool.reach(n + 1, &tok).unwrap() {
                         // The next unit does not fit, or by its own count it would not.

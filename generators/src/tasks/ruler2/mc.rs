@@ -32,13 +32,11 @@ fn unit(id: u64, item: &McItem) -> String {
     format!("Question {id}: {}", item.line())
 }
 
-/// What one row asks: the id, its test questions (in needle order), the ordinal `k` and where
-/// the worked examples are taken from.
+/// What one row asks: the id, its test questions (in needle order) and the ordinal `k`.
 struct Needle {
     id: u64,
     tests: Vec<usize>,
     k: usize,
-    shot_spots: Vec<f64>,
 }
 
 fn needle(task: &Ruler2, run: &Run, cell: &Cell, bank: &Mmlu) -> Result<Needle, GenError> {
@@ -56,13 +54,7 @@ fn needle(task: &Ruler2, run: &Run, cell: &Cell, bank: &Mmlu) -> Result<Needle, 
         .rng(Stream::Content);
     let id = fresh_id(&mut rng, &mut BTreeSet::new());
     let k = 1 + rng.index(m);
-    let shot_spots = (0..task.params.shots).map(|_| rng.unit_f64()).collect();
-    Ok(Needle {
-        id,
-        tests,
-        k,
-        shot_spots,
-    })
+    Ok(Needle { id, tests, k })
 }
 
 /// Distractor questions in a seed-wide random order of the auxiliary split; in `mv`,
@@ -143,26 +135,11 @@ fn request(task: &Ruler2, n: &Needle, examples: &str) -> String {
     }
 }
 
-/// The worked examples' units (pull-order indices): the units at the needle's fractions of the
-/// context's units, distinct, in the order drawn.
-fn shot_units(order: &[Slot], spots: &[f64]) -> Vec<usize> {
-    let units: Vec<usize> = order
-        .iter()
-        .filter_map(|s| match s {
-            Slot::Unit(i) => Some(*i),
-            Slot::Needle(_) => None,
-        })
-        .collect();
-    let mut taken = BTreeSet::new();
-    let mut out = Vec::new();
-    for &f in spots.iter().take(units.len()) {
-        let mut at = ((f * units.len() as f64) as usize).min(units.len() - 1);
-        while !taken.insert(at) {
-            at = (at + 1) % units.len();
-        }
-        out.push(units[at]);
-    }
-    out
+/// The worked examples: the first `shots` units drawn. Every row holds them (it has at least
+/// `shots` units), their places in the context are random like any unit's, and they do not
+/// change as the fill settles the count, so the text around the context stays put.
+fn shot_units(pool: &Pool<'_>, shots: u32) -> Vec<usize> {
+    (0..pool.pieces.len().min(shots as usize)).collect()
 }
 
 fn examples(bank: &Mmlu, pool: &Pool<'_>, shots: &[usize]) -> String {
@@ -240,14 +217,15 @@ pub(super) fn generate(task: &Ruler2, run: &Run, cell: &Cell) -> Result<Instance
         .coordinates(super::NAME, &params, cell)
         .rng(Stream::Haystack);
     let mut pool = Pool::new(Box::new(items), rng);
-    let solves = skeleton.min_units > 0
-        || matches!(
-            task.params.variant,
-            Ruler2Variant::MkNiahMedium | Ruler2Variant::MkNiahHard
-        );
-    let frame_for = |pool: &Pool<'_>, order: &[Slot]| -> Result<Frame, GenError> {
+    // The worked examples are drawn first, so the first estimate counts them.
+    pool.reach(skeleton.min_units, &run.tokenizer)?;
+    let solves = matches!(
+        task.params.variant,
+        Ruler2Variant::MkNiahMedium | Ruler2Variant::MkNiahHard
+    );
+    let frame_for = |pool: &Pool<'_>, _: &[Slot]| -> Result<Frame, GenError> {
         let shown = if solves {
-            examples(bank, pool, &shot_units(order, &n.shot_spots))
+            examples(bank, pool, &shot_units(pool, task.params.shots))
         } else {
             String::new()
         };
@@ -286,7 +264,7 @@ pub(super) fn generate(task: &Ruler2, run: &Run, cell: &Cell) -> Result<Instance
     }
     if solves {
         facts["answer_letter"] = json!(letter);
-        let shots = shot_units(&filled.order, &n.shot_spots);
+        let shots = shot_units(&pool, task.params.shots);
         let place_of = |u: usize| {
             filled
                 .order

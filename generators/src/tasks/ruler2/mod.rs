@@ -295,15 +295,16 @@ impl Ruler2 {
                 let fitted = render_joined(tok, &frame, &texts, sep, &marked)?;
                 Ok((fitted.prompt_tokens, (fitted, order)))
             };
-        let (n, (fitted, order)) = fill::settle(tok, pool, budget, fixed, render)?;
+        let (n, (fitted, order), added) = fill::settle(tok, pool, budget, fixed, render)?;
         if n < skeleton.min_units {
             return Err(GenError::TooShort {
                 budget,
                 needed: fitted.prompt_tokens + (skeleton.min_units - n) * 64,
             });
         }
+        // What the next unit adds: its own count, or what it was measured to add.
         let next_unit_tokens = if pool.reach(n + 1, tok)? {
-            pool.pieces[n].tokens
+            pool.pieces[n].tokens.max(added.unwrap_or(0))
         } else {
             0
         };
@@ -359,7 +360,7 @@ impl Ruler2 {
         let mut p = self.content_params();
         if let (Some(map), serde_json::Value::Object(facts)) = (p.as_object_mut(), facts) {
             map.extend(facts);
-            map.insert("units".into(), json!(filled.units));
+            map.insert("units".into(), json!(filled.order.len()));
             map.insert("next_unit_tokens".into(), json!(filled.next_unit_tokens));
             map.insert(
                 "placement".into(),
