@@ -311,7 +311,7 @@ fn the_suite_writes_twelve_configs_under_ruler2s_names_that_verify() {
     let v = gen(&["verify", &out, "-q"]);
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
     // The recorded command names both inputs.
-    let command = strings(&man["suite"]["command"]).join(" ");
+    let command = strings(&man["command"]).join(" ");
     assert!(
         command.contains("--mmlu-data") && command.contains("--qa-data"),
         "{command}"

@@ -144,7 +144,7 @@ fn suite_files_are_refused_with_file_and_line() {
     }
     let o = gen(&["suite", "nosuch", "-q"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("ruler, babilong, reasoning"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ruler, ruler2, babilong, reasoning"));
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use super::fill::{Piece, Pool, Source};
-use super::{needle_places, Ruler2, Skeleton};
+use super::{needle_places, Answer, Ruler2, Skeleton};
 use crate::rng::{Rng, Stream};
 use crate::template::Frame;
 use crate::tokenizer::Tokenizer;
@@ -185,7 +185,7 @@ pub(super) fn generate(task: &Ruler2, run: &Run, cell: &Cell) -> Result<Instance
         .rng(Stream::Haystack);
     let mut pool = Pool::new(Box::new(lines), rng);
     let frame = Ruler2::frame(run, instruction, &question)?;
-    let (filled, max_new) = task.fill(run, cell, &skeleton, &mut pool, "\n", &|_, _| {
+    let filled = task.fill(run, cell, &skeleton, &mut pool, "\n", &|_, _| {
         Ok(frame.clone())
     })?;
     let (places, in_order) = needle_places(&filled.order, skeleton.needles.len());
@@ -197,9 +197,12 @@ pub(super) fn generate(task: &Ruler2, run: &Run, cell: &Cell) -> Result<Instance
         run,
         cell,
         filled,
-        max_new,
-        question,
-        (answers.join(", "), answers, Metric::SoftAll),
-        facts,
+        Answer {
+            question,
+            target: answers.join(", "),
+            answers,
+            metric: Metric::SoftAll,
+            facts,
+        },
     ))
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use super::fill::{Piece, Pool, Source};
-use super::{fresh_id, needle_places, Ruler2, Ruler2Variant, Skeleton};
+use super::{fresh_id, needle_places, Answer, Ruler2, Ruler2Variant, Skeleton};
 use crate::haystack::documents::{DocFormat, DocQuestion, Documents};
 use crate::haystack::Screen;
 use crate::rng::{Rng, Stream};
@@ -210,7 +210,7 @@ pub(super) fn generate(task: &Ruler2, run: &Run, cell: &Cell) -> Result<Instance
     };
     let mut pool = Pool::new(Box::new(source), rng);
     let frame = Ruler2::frame(run, INSTRUCTION, &request(task, docs, &n))?;
-    let (filled, max_new) = task.fill(run, cell, &skeleton, &mut pool, "\n\n", &|_, _| {
+    let filled = task.fill(run, cell, &skeleton, &mut pool, "\n\n", &|_, _| {
         Ok(frame.clone())
     })?;
     let (places, _) = needle_places(&filled.order, skeleton.needles.len());
@@ -235,9 +235,12 @@ pub(super) fn generate(task: &Ruler2, run: &Run, cell: &Cell) -> Result<Instance
         run,
         cell,
         filled,
-        max_new,
-        question,
-        (target, answers, Metric::SoftPart),
-        facts,
+        Answer {
+            question,
+            target,
+            answers,
+            metric: Metric::SoftPart,
+            facts,
+        },
     ))
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use super::fill::{Piece, Pool, Slot, Source};
-use super::{fresh_id, needle_places, ordinal, Ruler2, Ruler2Variant, Skeleton};
+use super::{fresh_id, needle_places, ordinal, Answer, Ruler2, Ruler2Variant, Skeleton};
 use crate::haystack::mmlu::{McItem, Mmlu};
 use crate::rng::{Rng, Stream};
 use crate::tasks::qa::LazyShuffle;
@@ -231,7 +231,7 @@ pub(super) fn generate(task: &Ruler2, run: &Run, cell: &Cell) -> Result<Instance
         };
         Ruler2::frame(run, instruction(task), &request(task, &n, &shown))
     };
-    let (filled, max_new) = task.fill(run, cell, &skeleton, &mut pool, "\n", &frame_for)?;
+    let filled = task.fill(run, cell, &skeleton, &mut pool, "\n", &frame_for)?;
     let (places, in_order) = needle_places(&filled.order, skeleton.needles.len());
     let lines: Vec<String> = in_order
         .iter()
@@ -279,9 +279,12 @@ pub(super) fn generate(task: &Ruler2, run: &Run, cell: &Cell) -> Result<Instance
         run,
         cell,
         filled,
-        max_new,
-        question,
-        (target, answers, metric),
-        facts,
+        Answer {
+            question,
+            target,
+            answers,
+            metric,
+            facts,
+        },
     ))
 }

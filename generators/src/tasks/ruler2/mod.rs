@@ -178,6 +178,8 @@ type FrameFor<'a> = dyn Fn(&Pool<'_>, &[Slot]) -> Result<Frame, GenError> + 'a;
 
 /// A finished fill: the prompt, the context order and the counts around it.
 struct Filled {
+    /// The row's answer budget.
+    max_new_tokens: u32,
     fitted: Fitted,
     order: Vec<Slot>,
     units: usize,
@@ -257,7 +259,7 @@ impl Ruler2 {
         pool: &mut Pool<'_>,
         sep: &str,
         frame_for: &FrameFor<'_>,
-    ) -> Result<(Filled, u32), GenError> {
+    ) -> Result<Filled, GenError> {
         let tok = &run.tokenizer;
         let max_new = self.answer_budget(run, skeleton)?;
         let budget = cell.length.saturating_sub(u64::from(max_new)) as usize;
@@ -316,15 +318,13 @@ impl Ruler2 {
                 fitted.prompt_tokens
             )));
         }
-        Ok((
-            Filled {
-                fitted,
-                order,
-                units: n,
-                next_unit_tokens,
-            },
-            max_new,
-        ))
+        Ok(Filled {
+            max_new_tokens: max_new,
+            fitted,
+            order,
+            units: n,
+            next_unit_tokens,
+        })
     }
 
     /// What the haystack units come from, for messages.
@@ -346,17 +346,14 @@ impl Ruler2 {
 
     /// The row: the fitted prompt with the family's answers and facts, and what every variant
     /// records (the placement, the counts, RULER v2's own measure).
-    #[allow(clippy::too_many_arguments)]
-    fn row(
-        &self,
-        run: &Run,
-        cell: &Cell,
-        filled: Filled,
-        max_new_tokens: u32,
-        question: String,
-        (target, answers, metric): (String, Vec<String>, Metric),
-        facts: serde_json::Value,
-    ) -> Instance {
+    fn row(&self, run: &Run, cell: &Cell, filled: Filled, answer: Answer) -> Instance {
+        let Answer {
+            question,
+            target,
+            answers,
+            metric,
+            facts,
+        } = answer;
         let mut p = self.content_params();
         if let (Some(map), serde_json::Value::Object(facts)) = (p.as_object_mut(), facts) {
             map.extend(facts);
@@ -378,11 +375,21 @@ impl Ruler2 {
             target,
             answers,
             metric,
-            max_new_tokens,
+            max_new_tokens: filled.max_new_tokens,
             params: canonical_json(&p),
             ..Instance::fitted(self, run, cell, filled.fitted)
         }
     }
+}
+
+/// What a family decides once the context is laid out: the request, the gold and the facts
+/// only this family records.
+struct Answer {
+    question: String,
+    target: String,
+    answers: Vec<String>,
+    metric: Metric,
+    facts: serde_json::Value,
 }
 
 /// A 7-digit id no other item of the context has.
