@@ -124,6 +124,22 @@ const GOLDEN: &[(&str, &str)] = &[
         "graphwalks_bfs_shuffled",
         "graphwalks --problem bfs --edge-order shuffled --bfs-depth 2 --len 3k --seed 5 --tokenizer cl100k",
     ),
+    (
+        "ruler2_mk_niah_basic",
+        "ruler2 --variant mk_niah_basic --len 500 --samples 2 --seed 3",
+    ),
+    (
+        "ruler2_mv_niah_medium",
+        "ruler2 --variant mv_niah_medium --data {fixtures}/mmlu/jsonl --len 1200 --seed 3 --depths 0,60",
+    ),
+    (
+        "ruler2_mk_niah_hard",
+        "ruler2 --variant mk_niah_hard --data {fixtures}/mmlu/parquet --len 1500 --seed 3 --tokenizer cl100k",
+    ),
+    (
+        "ruler2_qa_easy",
+        "ruler2 --variant qa_easy --data {fixtures}/qa/hotpotqa.json --len 1500 --seed 3",
+    ),
 ];
 
 #[test]
